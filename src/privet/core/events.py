@@ -1,0 +1,281 @@
+"""Events: predicates over outputs with a readable description, evaluated on whole batches.
+
+An event answers, for a batch of outputs of shape ``(n,)`` or ``(n, m)``, which rows fall
+in it (a boolean array of length ``n``). Every event has ``describe()`` for people and
+``spec()`` for JSON; :func:`from_spec` rebuilds it. Search spaces over events (StatDP Sec.
+4.3) live with the engine that searches them and build on these classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .errors import PrivetError
+from .mechanism import ABORTED, FALSE
+
+_REGISTRY: dict[str, type[Event]] = {}
+
+
+def _value_name(v: float) -> str:
+    if v == FALSE:
+        return "FALSE"
+    if v == ABORTED:
+        return "ABORTED"
+    if float(v).is_integer():
+        return str(int(v))
+    return f"{v:.4g}"
+
+
+def _rows(outputs: np.ndarray) -> np.ndarray:
+    out = np.asarray(outputs)
+    return out.reshape(out.shape[0], -1) if out.ndim > 1 else out.reshape(-1, 1)
+
+
+def statistic(outputs: np.ndarray, stat: str, coord: int | None = None) -> np.ndarray:
+    """A scalar per output row: ``coord`` (one entry), ``avg``, ``min``, ``max``, ``length``
+    (entries before ABORTED) or ``sum``; sentinel entries are ignored by avg/min/max/sum."""
+    rows = _rows(outputs).astype(float)
+    if stat == "coord":
+        return rows[:, coord if coord is not None else 0]
+    finite = np.isfinite(rows)
+    if stat == "length":
+        return np.sum(rows != ABORTED, axis=1).astype(float)
+    if stat == "sum":
+        return np.where(finite, rows, 0.0).sum(axis=1)
+    if stat == "avg":
+        cnt = finite.sum(axis=1)
+        return np.where(cnt > 0, np.where(finite, rows, 0.0).sum(axis=1) / np.maximum(cnt, 1),
+                        np.nan)
+    if stat == "min":
+        return np.where(finite, rows, np.inf).min(axis=1)
+    if stat == "max":
+        return np.where(finite, rows, -np.inf).max(axis=1)
+    raise PrivetError(f"unknown output statistic {stat!r}.")
+
+
+def _stat_name(stat: str, coord: int | None) -> str:
+    return f"ω[{coord}]" if stat == "coord" else f"{stat}(ω)"
+
+
+class Event:
+    """Base class: subclasses set ``kind`` and implement ``contains`` and ``describe``."""
+
+    kind: ClassVar[str] = "event"
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        _REGISTRY[cls.kind] = cls
+
+    def contains(self, outputs: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def spec(self) -> dict:
+        d = {"kind": self.kind}
+        d.update({k: _jsonable(v) for k, v in self.__dict__.items()})
+        return d
+
+    def count(self, outputs: np.ndarray) -> int:
+        return int(np.count_nonzero(self.contains(outputs)))
+
+    def __and__(self, other: Event) -> Event:
+        return And((self, other))
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+@dataclass(frozen=True, eq=True)
+class Interval(Event):
+    """``low < stat(ω) <= high`` (open below, closed above; infinities allowed)."""
+
+    kind: ClassVar[str] = "interval"
+    low: float
+    high: float
+    stat: str = "coord"
+    coord: int | None = 0
+
+    def contains(self, outputs):
+        s = statistic(outputs, self.stat, self.coord)
+        return (s > self.low) & (s <= self.high)
+
+    def describe(self):
+        return f"{_stat_name(self.stat, self.coord)} ∈ ({self.low:.4g}, {self.high:.4g}]"
+
+
+@dataclass(frozen=True, eq=True)
+class Equals(Event):
+    """``stat(ω) == value`` (categorical outputs, integers, sentinels)."""
+
+    kind: ClassVar[str] = "equals"
+    value: float
+    stat: str = "coord"
+    coord: int | None = 0
+
+    def contains(self, outputs):
+        return statistic(outputs, self.stat, self.coord) == self.value
+
+    def describe(self):
+        return f"{_stat_name(self.stat, self.coord)} = {_value_name(self.value)}"
+
+
+@dataclass(frozen=True, eq=True)
+class Count(Event):
+    """The number of entries equal to ``value`` is ``count``."""
+
+    kind: ClassVar[str] = "count"
+    value: float
+    count: int
+
+    def contains(self, outputs):
+        return np.sum(_rows(outputs) == self.value, axis=1) == self.count
+
+    def describe(self):
+        return f"count({_value_name(self.value)}) = {self.count}"
+
+
+@dataclass(frozen=True, eq=True)
+class Hamming(Event):
+    """Hamming distance between the output row and ``reference`` equals ``distance``."""
+
+    kind: ClassVar[str] = "hamming"
+    reference: tuple
+    distance: int
+
+    def contains(self, outputs):
+        rows = _rows(outputs)
+        ref = np.asarray(self.reference, dtype=float)[: rows.shape[1]]
+        return np.sum(rows != ref, axis=1) == self.distance
+
+    def describe(self):
+        ref = ", ".join(_value_name(v) for v in self.reference)
+        return f"Hamming(ω, [{ref}]) = {self.distance}"
+
+
+@dataclass(frozen=True, eq=True)
+class Box(Event):
+    """Every coordinate in ``(low_i, high_i]`` (DP-Finder's box-shaped Φ)."""
+
+    kind: ClassVar[str] = "box"
+    lows: tuple
+    highs: tuple
+
+    def contains(self, outputs):
+        rows = _rows(outputs)
+        lo = np.asarray(self.lows, dtype=float)
+        hi = np.asarray(self.highs, dtype=float)
+        return np.all((rows > lo) & (rows <= hi), axis=1)
+
+    def describe(self):
+        parts = [f"ω[{i}] ∈ ({a:.4g}, {b:.4g}]" for i, (a, b) in
+                 enumerate(zip(self.lows, self.highs))]
+        return " and ".join(parts)
+
+
+@dataclass(frozen=True, eq=True)
+class Singleton(Event):
+    """The output row equals ``value`` exactly (DP-Finder's singleton Φ for discrete outputs)."""
+
+    kind: ClassVar[str] = "singleton"
+    value: tuple
+
+    def contains(self, outputs):
+        rows = _rows(outputs)
+        return np.all(rows == np.asarray(self.value, dtype=float), axis=1)
+
+    def describe(self):
+        if len(self.value) == 1:
+            return f"ω = {_value_name(self.value[0])}"
+        return "ω = [" + ", ".join(_value_name(v) for v in self.value) + "]"
+
+
+@dataclass(frozen=True, eq=True)
+class And(Event):
+    """All of ``parts`` hold (cross products of search spaces)."""
+
+    kind: ClassVar[str] = "and"
+    parts: tuple
+
+    def contains(self, outputs):
+        result = np.ones(np.asarray(outputs).shape[0], dtype=bool)
+        for p in self.parts:
+            result &= p.contains(outputs)
+        return result
+
+    def describe(self):
+        return " and ".join(p.describe() for p in self.parts)
+
+    def spec(self):
+        return {"kind": "and", "parts": [p.spec() for p in self.parts]}
+
+
+@dataclass(frozen=True, eq=False)
+class Predicate(Event):
+    """A user predicate ``fn(outputs) -> bool array`` with a description (not JSON-rebuildable)."""
+
+    kind: ClassVar[str] = "predicate"
+    fn: Callable[[np.ndarray], np.ndarray]
+    text: str
+
+    def contains(self, outputs):
+        return np.asarray(self.fn(outputs), dtype=bool)
+
+    def describe(self):
+        return self.text
+
+    def spec(self):
+        return {"kind": "predicate", "text": self.text}
+
+
+def from_spec(spec: dict) -> Event:
+    """Rebuild an event from :meth:`Event.spec`."""
+    kind = spec.get("kind")
+    if kind == "and":
+        return And(tuple(from_spec(p) for p in spec["parts"]))
+    if kind == "predicate":
+        raise PrivetError("a predicate event cannot be rebuilt from JSON; only its text is kept.")
+    cls = _REGISTRY.get(kind)
+    if cls is None:
+        raise PrivetError(f"unknown event kind {kind!r}.")
+    fields = {k: _from_jsonable(v) for k, v in spec.items() if k != "kind"}
+    for key in ("reference", "lows", "highs", "value"):
+        if isinstance(fields.get(key), list):
+            fields[key] = tuple(fields[key])
+    return cls(**fields)
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (tuple, list, np.ndarray)):
+        return [_jsonable(x) for x in np.asarray(v, dtype=object).ravel().tolist()] \
+            if not isinstance(v, tuple) else [_jsonable(x) for x in v]
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if f == np.inf:
+            return "inf"
+        if f == -np.inf:
+            return "-inf"
+        return f
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _from_jsonable(v: Any) -> Any:
+    if v == "inf":
+        return np.inf
+    if v == "-inf":
+        return -np.inf
+    if isinstance(v, list):
+        return [_from_jsonable(x) for x in v]
+    return v
+
+
+def count_all(events: Sequence[Event], outputs: np.ndarray) -> np.ndarray:
+    """Counts of each event in one batch (a simple reference; engines batch smarter)."""
+    return np.array([e.count(outputs) for e in events], dtype=np.int64)

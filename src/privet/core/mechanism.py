@@ -1,0 +1,539 @@
+"""The mechanism spec, the ``@privet.mechanism`` decorator and adapters for foreign signatures.
+
+A native mechanism is ``fn(noise, x, **args)``: vectorized NumPy code whose randomness comes
+only from ``noise`` (see :mod:`privet.core.noise`), returning one output row per joint
+sample, shape ``(noise.size,)`` or ``(noise.size, m)``. The spec around it carries the
+claimed epsilon (and delta), the neighbor relation, the input domain, the non-private
+arguments with their defaults (and ranges for argument search) and the output schema.
+
+Foreign signatures are wrapped by :func:`from_statdp` (``f(prng, queries, epsilon, **kw)``,
+one output per call), :func:`from_vectorized` (DP-Sniper's ``m(a, n_samples)``) and
+:func:`from_blackbox` (any ``f(x) -> output``). They support sampling only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import inspect
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import ops
+from .errors import (
+    InputError,
+    MechanismError,
+    NoiseError,
+    ParameterError,
+    PrivetError,
+    UnsupportedError,
+    check_epsilon,
+)
+from .neighbors import Neighbors, all_differ
+from .noise import (
+    DEFAULT_ENUMERATION_CAP,
+    Distribution,
+    Noise,
+    Sampler,
+    enumerate_outputs,
+)
+
+# Sentinel outputs for variable-length and mixed outputs (StatDP Sec. 4.3): an entry that is
+# FALSE (a categorical answer among numeric ones) or ABORTED (padding after the mechanism
+# stopped). Infinite codes keep them apart from every legal finite value.
+FALSE = -np.inf
+ABORTED = np.inf
+SENTINEL_CODES = {"FALSE": FALSE, "ABORTED": ABORTED}
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Input domain: length (None = any, int, or (min, max)), integer or float, bounds."""
+
+    length: int | tuple[int, int] | None = None
+    integer: bool = False
+    low: float = -math.inf
+    high: float = math.inf
+
+    def describe(self) -> str:
+        kind = "integers" if self.integer else "reals"
+        if isinstance(self.length, tuple):
+            ln = f"length {self.length[0]}..{self.length[1]}"
+        elif self.length is None:
+            ln = "any length"
+        else:
+            ln = f"length {self.length}"
+        return f"{kind} in [{self.low:g}, {self.high:g}], {ln}"
+
+    def check(self, x: Any) -> np.ndarray:
+        """The input as a 1-D array; :class:`InputError` when it is outside the domain."""
+        try:
+            arr = np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"input {x!r} is not a list of numbers.") from None
+        if arr.ndim == 0:
+            arr = arr.reshape(1)
+        if arr.ndim != 1:
+            raise InputError(f"input must be a flat list of numbers, got shape {arr.shape}.")
+        n = len(arr)
+        if isinstance(self.length, tuple) and not self.length[0] <= n <= self.length[1]:
+            raise InputError(
+                f"input has length {n}, outside the domain's {self.length[0]}..{self.length[1]}."
+            )
+        if isinstance(self.length, int) and n != self.length:
+            raise InputError(f"input has length {n}, but the domain needs length {self.length}.")
+        if not np.all(np.isfinite(arr)):
+            raise InputError("input contains NaN or infinity.")
+        if np.any(arr < self.low) or np.any(arr > self.high):
+            raise InputError(
+                f"input {_fmt(arr)} is outside the domain [{self.low:g}, {self.high:g}]."
+            )
+        if self.integer:
+            if not np.all(arr == np.round(arr)):
+                raise InputError(f"input {_fmt(arr)} must contain integers only.")
+            return arr.astype(np.int64)
+        return arr
+
+    def to_dict(self) -> dict:
+        return {"length": self.length, "integer": self.integer, "low": self.low,
+                "high": self.high}
+
+
+@dataclass(frozen=True)
+class Output:
+    """Output schema.
+
+    ``kind``: ``numeric``, ``categorical`` or ``mixed`` (categorical sentinels among numbers).
+    ``length``: entries per output (None for one scalar per sample); with ``variable=True``
+    the row is padded with ABORTED after the mechanism stops. ``categories`` lists the
+    values of categorical outputs; ``sentinels`` names the sentinel codes that may appear
+    ("FALSE", "ABORTED").
+    """
+
+    kind: str = "numeric"
+    length: int | None = None
+    integer: bool = False
+    categories: tuple | None = None
+    sentinels: tuple[str, ...] = ()
+    variable: bool = False
+
+    def __post_init__(self):
+        if self.kind not in ("numeric", "categorical", "mixed"):
+            raise PrivetError(f"unknown output kind {self.kind!r}.")
+        for s in self.sentinels:
+            if s not in SENTINEL_CODES:
+                raise PrivetError(f"unknown sentinel {s!r}; use FALSE or ABORTED.")
+
+    def describe(self) -> str:
+        bits = [self.kind]
+        if self.integer:
+            bits.append("integer")
+        if self.length:
+            bits.append(("variable length up to " if self.variable else "length ") +
+                        str(self.length))
+        if self.categories is not None:
+            bits.append("values " + ", ".join(str(c) for c in self.categories))
+        if self.sentinels:
+            bits.append("sentinels " + ", ".join(self.sentinels))
+        return ", ".join(bits)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["categories"] = list(self.categories) if self.categories is not None else None
+        d["sentinels"] = list(self.sentinels)
+        return d
+
+    @staticmethod
+    def numeric(length: int | None = None, integer: bool = False,
+                sentinels: Sequence[str] = (), variable: bool = False) -> Output:
+        kind = "mixed" if "FALSE" in sentinels else "numeric"
+        return Output(kind, length, integer, None, tuple(sentinels), variable)
+
+    @staticmethod
+    def categorical(categories: Sequence, length: int | None = None,
+                    sentinels: Sequence[str] = (), variable: bool = False) -> Output:
+        return Output("categorical", length, True, tuple(categories), tuple(sentinels), variable)
+
+
+SUPPORTS = {
+    "native": frozenset({"sample", "replay", "enumerate", "ops"}),
+    "statdp": frozenset({"sample"}),
+    "vectorized": frozenset({"sample"}),
+    "blackbox": frozenset({"sample"}),
+}
+
+CAPABILITY_WORDS = {
+    "replay": "correlated sampling (Replay)",
+    "enumerate": "exact enumeration of its noise",
+    "ops": "tracing through privet.ops",
+    "sample": "sampling",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Mechanism:
+    """A mechanism and its spec. Call :meth:`run` to execute it under a noise interpreter."""
+
+    fn: Callable
+    name: str
+    epsilon: float | None = None
+    delta: float = 0.0
+    neighbors: Neighbors = field(default_factory=all_differ)
+    domain: Domain = field(default_factory=Domain)
+    args: Mapping[str, Any] = field(default_factory=dict)
+    arg_ranges: Mapping[str, Any] = field(default_factory=dict)
+    noise_args: tuple[str, ...] = ()
+    output: Output = field(default_factory=Output)
+    kind: str = "native"
+    true_epsilon: float | None = None
+    source: str = ""
+    description: str = ""
+    passes_epsilon: bool = True
+
+    def __post_init__(self):
+        if self.epsilon is not None:
+            check_epsilon(self.epsilon, "the claimed epsilon")
+        if not 0 <= float(self.delta) < 1:
+            raise ParameterError(f"delta must lie in [0, 1), got {self.delta}.")
+        if not isinstance(self.neighbors, Neighbors):
+            raise PrivetError(
+                f"neighbors must be a privet neighbor relation (privet.neighbors.*), got "
+                f"{self.neighbors!r}."
+            )
+        if self.kind not in SUPPORTS:
+            raise PrivetError(f"unknown mechanism kind {self.kind!r}.")
+
+    # -- spec helpers ----------------------------------------------------------------------
+    def supports(self, capability: str) -> bool:
+        return capability in SUPPORTS[self.kind]
+
+    def require(self, capability: str, engine: str) -> None:
+        """Raise :class:`UnsupportedError` unless the mechanism supports ``capability``."""
+        if not self.supports(capability):
+            raise UnsupportedError(
+                f"{engine} needs {CAPABILITY_WORDS[capability]}, which the {self.kind} "
+                f"mechanism {self.name!r} cannot give; write it against privet's noise API."
+            )
+
+    def replace(self, **changes) -> Mechanism:
+        """A copy with spec fields changed (for example ``epsilon=0.5``)."""
+        return dataclasses.replace(self, **changes)
+
+    def resolve_args(self, args: Mapping[str, Any] | None = None,
+                     epsilon: float | None = None) -> dict[str, Any]:
+        """Defaults, then ``args``; the mechanism's epsilon is passed as ``epsilon``."""
+        merged = dict(self.args)
+        if args:
+            unknown = set(args) - set(self.args) - {"epsilon"}
+            if unknown and not self._accepts_kwargs():
+                raise InputError(
+                    f"mechanism {self.name!r} has no argument(s) {', '.join(sorted(unknown))}; "
+                    f"it takes {', '.join(sorted(self.args)) or 'none'}."
+                )
+            merged.update(args)
+        eps = epsilon if epsilon is not None else merged.get("epsilon", self.epsilon)
+        if self.passes_epsilon and eps is not None:
+            merged["epsilon"] = check_epsilon(eps)
+        return merged
+
+    def _accepts_kwargs(self) -> bool:
+        try:
+            params = inspect.signature(self.fn).parameters.values()
+        except (TypeError, ValueError):  # pragma: no cover
+            return True
+        return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name, "epsilon": self.epsilon, "delta": self.delta,
+            "neighbors": self.neighbors.to_dict(), "domain": self.domain.to_dict(),
+            "args": {k: _plain(v) for k, v in self.args.items()},
+            "output": self.output.to_dict(), "kind": self.kind,
+            "true_epsilon": self.true_epsilon, "source": self.source,
+        }
+
+    # -- execution -------------------------------------------------------------------------
+    def run(self, noise: Noise, x: Any, args: Mapping[str, Any] | None = None, *,
+            check_input: bool = True) -> np.ndarray:
+        """Outputs of the mechanism on ``x`` under ``noise``: one row per joint sample."""
+        data = self.domain.check(x) if check_input else np.asarray(x)
+        kwargs = self.resolve_args(args)
+        if self.kind != "native" and not isinstance(noise, Sampler):
+            self.require({"Replay": "replay", "Enumerate": "enumerate"}.get(
+                type(noise).__name__, "ops"), f"the {type(noise).__name__} interpreter")
+        try:
+            with ops.semantics(getattr(noise, "semantics", "hard")):
+                out = self.fn(noise, data, **kwargs)
+        except PrivetError:
+            raise
+        except Exception as err:  # a user mechanism failing is bad input, not a crash
+            raise MechanismError(
+                f"mechanism {self.name!r} raised {type(err).__name__}: {err} "
+                f"(on input {_fmt(data)})."
+            ) from err
+        return validate_outputs(out, noise.size, self.name, numeric=noise.semantics == "hard")
+
+    def sample(self, x: Any, n: int, args: Mapping[str, Any] | None = None,
+               seed: int | None = None, chunk: int = 200_000) -> np.ndarray:
+        """``n`` outputs on ``x``, drawn in chunks from seeds spawned off ``seed``."""
+        from ..execution import collect
+
+        return collect(self, x, n, args=args, seed=seed, chunk=chunk)
+
+    def distribution(self, x: Any, args: Mapping[str, Any] | None = None, exact: bool = False,
+                     cap: int = DEFAULT_ENUMERATION_CAP) -> Distribution:
+        """Exact output distribution on ``x`` by enumerating every joint noise outcome."""
+        self.require("enumerate", "exact enumeration")
+        data = self.domain.check(x)
+        resolved = self.resolve_args(args)
+        return enumerate_outputs(lambda noise: self.run(noise, data, resolved, check_input=False),
+                                 exact=exact, cap=cap)
+
+    def __call__(self, noise: Noise, x: Any, **args) -> np.ndarray:
+        return self.run(noise, x, args)
+
+    def __reduce__(self):
+        # pickle by reference when the mechanism is a module attribute (process pools)
+        module = getattr(self.fn, "__module__", None)
+        qual = getattr(self.fn, "__qualname__", "")
+        try:
+            target = functools.reduce(getattr, qual.split("."), importlib.import_module(module))
+        except Exception:
+            target = None
+        if target is self:
+            return (_load_attr, (module, qual))
+        if isinstance(target, Mechanism) and target.fn is self.fn:
+            changes = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                       if f.name != "fn"}
+            return (_load_replaced, (module, qual, changes))
+        return (_rebuild, ({f.name: getattr(self, f.name) for f in dataclasses.fields(self)},))
+
+
+def _load_attr(module: str, qual: str) -> Any:
+    return functools.reduce(getattr, qual.split("."), importlib.import_module(module))
+
+
+def _load_replaced(module: str, qual: str, changes: dict) -> Mechanism:
+    return dataclasses.replace(_load_attr(module, qual), **changes)
+
+
+def _rebuild(fields: dict) -> Mechanism:
+    return Mechanism(**fields)
+
+
+def validate_outputs(out: Any, size: int, name: str, numeric: bool = True) -> np.ndarray:
+    """Check a batch of outputs: an array with ``size`` rows, numeric, without NaN."""
+    if isinstance(out, (list, tuple)):
+        try:
+            out = np.asarray(out)
+        except ValueError:
+            raise MechanismError(
+                f"mechanism {name!r} returned a ragged list; pad variable-length outputs "
+                "with privet.ABORTED."
+            ) from None
+    if not isinstance(out, np.ndarray):
+        raise MechanismError(
+            f"mechanism {name!r} returned {type(out).__name__}, not an array with one row per "
+            "sample."
+        )
+    if out.ndim == 0 or out.shape[0] != size:
+        got = "a scalar" if out.ndim == 0 else f"{out.shape[0]} rows"
+        raise MechanismError(
+            f"mechanism {name!r} returned {got} for a batch of {size}; every draw has a leading "
+            "batch axis and the output needs one row per sample."
+        )
+    if not numeric:
+        return out
+    if out.dtype == bool:
+        out = out.astype(np.int64)
+    if not (np.issubdtype(out.dtype, np.number)):
+        raise MechanismError(
+            f"mechanism {name!r} returned {out.dtype} outputs; encode them as numbers "
+            "(categories as integers)."
+        )
+    if np.issubdtype(out.dtype, np.floating) and np.isnan(out).any():
+        raise MechanismError(f"mechanism {name!r} returned NaN.")
+    return out
+
+
+def mechanism(
+    fn: Callable | None = None,
+    *,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    neighbors: Neighbors | None = None,
+    domain: Domain | None = None,
+    args: Mapping[str, Any] | None = None,
+    arg_ranges: Mapping[str, Any] | None = None,
+    noise_args: Sequence[str] = (),
+    output: Output | None = None,
+    name: str | None = None,
+    true_epsilon: float | None = None,
+    source: str = "",
+) -> Any:
+    """Decorate ``fn(noise, x, **args)`` as a privet :class:`Mechanism`.
+
+    Non-private arguments take their defaults from ``args`` or, failing that, from the
+    keyword defaults of ``fn``. ``epsilon`` is the claimed privacy level and is passed to
+    ``fn`` as its ``epsilon`` keyword when ``fn`` takes one.
+    """
+
+    def wrap(f: Callable) -> Mechanism:
+        if not callable(f):
+            raise PrivetError("@privet.mechanism decorates a function fn(noise, x, **args).")
+        sig = inspect.signature(f)
+        params = list(sig.parameters.values())
+        if len(params) < 2:
+            raise PrivetError(
+                f"mechanism {f.__name__!r} must take (noise, x, ...): the noise interpreter "
+                "and the input."
+            )
+        defaults = {
+            p.name: p.default for p in params[2:]
+            if p.default is not inspect.Parameter.empty and p.name != "epsilon"
+        }
+        if args:
+            defaults.update(args)
+        takes_eps = "epsilon" in sig.parameters or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+        mech = Mechanism(
+            fn=f, name=name or f.__name__, epsilon=epsilon, delta=delta,
+            neighbors=neighbors or all_differ(), domain=domain or Domain(), args=defaults,
+            arg_ranges=dict(arg_ranges or {}), noise_args=tuple(noise_args),
+            output=output or Output(), true_epsilon=true_epsilon, source=source,
+            description=(inspect.getdoc(f) or "").split("\n")[0], passes_epsilon=takes_eps,
+        )
+        return mech
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap
+
+
+# -- adapters ------------------------------------------------------------------------------
+
+def _spec_kwargs(kw: dict) -> dict:
+    kw = dict(kw)
+    kw.setdefault("neighbors", all_differ())
+    kw.setdefault("domain", Domain())
+    kw.setdefault("output", Output())
+    return kw
+
+
+def _per_sample(call: Callable[[np.random.Generator], Any], noise: Noise, name: str
+                ) -> np.ndarray:
+    if not isinstance(noise, Sampler):
+        raise UnsupportedError(
+            f"mechanism {name!r} is a black box: it can only be sampled, not run under "
+            f"{type(noise).__name__}."
+        )
+    rows = []
+    for _ in range(noise.size):
+        rows.append(np.asarray(call(noise.rng), dtype=float).ravel())
+    width = max((len(r) for r in rows), default=1)
+    if any(len(r) != width for r in rows):
+        padded = np.full((len(rows), width), ABORTED)
+        for i, r in enumerate(rows):
+            padded[i, : len(r)] = r
+        return padded
+    out = np.vstack(rows) if rows else np.empty((0, width))
+    return out[:, 0] if width == 1 else out
+
+
+def from_statdp(f: Callable, epsilon: float, name: str | None = None, **spec) -> Mechanism:
+    """Wrap a StatDP-style ``f(prng, queries, epsilon, **kw)`` returning one output per call.
+
+    ``prng`` is a NumPy ``Generator``. Variable-length outputs (lists) are padded with
+    ABORTED. The wrapped mechanism can only be sampled (one Python call per sample; use
+    the process-pool executor for speed).
+    """
+    extra = dict(spec.pop("args", {}) or {})
+    nm = name or getattr(f, "__name__", "statdp_mechanism")
+
+    def run(noise: Noise, x: np.ndarray, *, epsilon: float, **kw: Any) -> np.ndarray:
+        return _per_sample(lambda rng: f(rng, x, epsilon, **kw), noise, nm)
+
+    return Mechanism(fn=run, name=nm, epsilon=epsilon, kind="statdp", args=extra,
+                     **_spec_kwargs(spec))
+
+
+def from_vectorized(m: Callable, epsilon: float | None = None, name: str | None = None,
+                    **spec) -> Mechanism:
+    """Wrap a DP-Sniper-style vectorized ``m(a, n_samples)`` (optionally taking ``rng=``).
+
+    When ``m`` takes no generator, NumPy's legacy global generator is seeded from the
+    chunk's seed before each call, so runs stay reproducible.
+    """
+    nm = name or getattr(m, "__name__", "vectorized_mechanism")
+    try:
+        takes_rng = "rng" in inspect.signature(m).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        takes_rng = False
+
+    def run(noise: Noise, x: np.ndarray, **kw: Any) -> np.ndarray:
+        if not isinstance(noise, Sampler):
+            raise UnsupportedError(
+                f"mechanism {nm!r} is vectorized but opaque: it can only be sampled."
+            )
+        if takes_rng:
+            return np.asarray(m(x, noise.size, rng=noise.rng))
+        np.random.seed(int(noise.rng.integers(0, 2**32 - 1)))
+        return np.asarray(m(x, noise.size))
+
+    return Mechanism(fn=run, name=nm, epsilon=epsilon, kind="vectorized", passes_epsilon=False,
+                     **_spec_kwargs(spec))
+
+
+def from_blackbox(f: Callable, epsilon: float | None = None, name: str | None = None,
+                  **spec) -> Mechanism:
+    """Wrap any callable ``f(x) -> output`` (for example a DP library's function).
+
+    Randomness is ``f``'s own; if ``f`` takes ``rng=``, privet passes its generator.
+    """
+    nm = name or getattr(f, "__name__", "blackbox_mechanism")
+    try:
+        takes_rng = "rng" in inspect.signature(f).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        takes_rng = False
+
+    def run(noise: Noise, x: np.ndarray, **kw: Any) -> np.ndarray:
+        if takes_rng:
+            return _per_sample(lambda rng: f(x, rng=rng, **kw), noise, nm)
+        if isinstance(noise, Sampler):
+            np.random.seed(int(noise.rng.integers(0, 2**32 - 1)))
+        return _per_sample(lambda rng: f(x, **kw), noise, nm)
+
+    return Mechanism(fn=run, name=nm, epsilon=epsilon, kind="blackbox", passes_epsilon=False,
+                     **_spec_kwargs(spec))
+
+
+def as_mechanism(obj: Any, epsilon: float | None = None) -> Mechanism:
+    """``obj`` if it is a Mechanism, else a black-box wrapper around the callable."""
+    if isinstance(obj, Mechanism):
+        return obj if epsilon is None else obj.replace(epsilon=epsilon)
+    if callable(obj):
+        return from_blackbox(obj, epsilon=epsilon)
+    raise PrivetError(f"{obj!r} is not a mechanism or a callable.")
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _fmt(x: Any) -> str:
+    return np.array2string(np.asarray(x), separator=", ", threshold=12, max_line_width=200)
+
+
+__all__ = [
+    "ABORTED", "FALSE", "Domain", "Mechanism", "NoiseError", "Output", "as_mechanism",
+    "from_blackbox", "from_statdp", "from_vectorized", "mechanism", "validate_outputs",
+]

@@ -1,0 +1,189 @@
+"""Adjacency relations and representative input pairs.
+
+Relations: every answer differs by at most Delta (StatDP's ALL_DIFFER, DP-Finder's
+Neigh<=1), exactly one answer differs by at most Delta (histograms), add or remove one
+entry, replace one record. Each relation checks membership and yields the representative
+pairs of Table 1 of the StatDP paper at lengths 5 and 10, in both orders, scaled by Delta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import NeighborError
+
+TOL = 1e-9
+
+# Table 1 of StatDP, generalized to length n (D1, D2 before scaling by Delta).
+def _table1(n: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    ones = np.ones(n)
+    half = (n + 1) // 2
+    x1 = np.r_[np.ones(n // 2), np.zeros(n - n // 2)]
+    x2 = np.r_[np.zeros(n // 2), np.ones(n - n // 2)]
+    return [
+        ("one above", ones, np.r_[2.0, np.ones(n - 1)]),
+        ("one below", ones, np.r_[0.0, np.ones(n - 1)]),
+        ("one above rest below", ones, np.r_[2.0, np.zeros(n - 1)]),
+        ("one below rest above", ones, np.r_[0.0, np.full(n - 1, 2.0)]),
+        ("half half", ones, np.r_[np.zeros(half), np.full(n - half, 2.0)]),
+        ("all above & all below", ones, np.full(n, 2.0)),
+        ("x shape", x1, x2),
+    ]
+
+
+@dataclass(frozen=True)
+class InputPair:
+    """Two neighboring inputs with the name of the pattern that made them."""
+
+    d1: np.ndarray
+    d2: np.ndarray
+    pattern: str
+
+    def swapped(self) -> InputPair:
+        return InputPair(self.d2, self.d1, self.pattern + " (swapped)")
+
+
+@dataclass(frozen=True)
+class Neighbors:
+    """A neighbor relation.
+
+    ``kind`` is one of ``all_differ``, ``one_differs``, ``add_remove``, ``replace_one`` or
+    ``custom``; ``delta`` is the sensitivity bound Delta. ``custom`` relations carry a
+    predicate and the pairs they suggest.
+    """
+
+    kind: str
+    delta: float = 1.0
+    predicate: Callable[[np.ndarray, np.ndarray], bool] | None = field(
+        default=None, compare=False, repr=False
+    )
+    custom_pairs: tuple = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.kind not in ("all_differ", "one_differs", "add_remove", "replace_one", "custom"):
+            raise NeighborError(f"unknown neighbor relation {self.kind!r}.")
+        if not (np.isfinite(self.delta) and self.delta > 0):
+            raise NeighborError(f"the neighbor relation needs Delta > 0, got {self.delta}.")
+        if self.kind == "custom" and self.predicate is None:
+            raise NeighborError("a custom neighbor relation needs a predicate(x, x2) -> bool.")
+
+    def describe(self) -> str:
+        d = f"{self.delta:g}"
+        return {
+            "all_differ": f"every answer differs by at most {d}",
+            "one_differs": f"exactly one answer differs, by at most {d}",
+            "add_remove": "add or remove one entry",
+            "replace_one": "replace one record",
+            "custom": "custom relation",
+        }[self.kind]
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "delta": self.delta}
+
+    # -- membership ----------------------------------------------------------------------
+    def are_neighbors(self, x, x2) -> bool:
+        """True when ``x`` and ``x2`` are neighbors under this relation."""
+        a = np.asarray(x, dtype=float).ravel()
+        b = np.asarray(x2, dtype=float).ravel()
+        if self.kind == "custom":
+            return bool(self.predicate(a, b))
+        if self.kind == "add_remove":
+            if abs(len(a) - len(b)) != 1:
+                return False
+            long, short = (a, b) if len(a) > len(b) else (b, a)
+            return any(
+                np.allclose(np.delete(long, i), short, atol=TOL, rtol=0)
+                for i in range(len(long))
+            )
+        if a.shape != b.shape:
+            return False
+        diff = np.abs(a - b)
+        if self.kind == "all_differ":
+            return bool(np.all(diff <= self.delta + TOL))
+        changed = int(np.sum(diff > TOL))
+        if self.kind == "one_differs":
+            return changed <= 1 and bool(np.all(diff <= self.delta + TOL))
+        return changed <= 1  # replace_one
+
+    def check(self, x, x2) -> None:
+        """Raise :class:`NeighborError` with the reason when ``x`` and ``x2`` are not neighbors."""
+        if not self.are_neighbors(x, x2):
+            raise NeighborError(
+                f"inputs {_fmt(x)} and {_fmt(x2)} are not neighbors under "
+                f"'{self.describe()}'."
+            )
+
+    # -- representative pairs ----------------------------------------------------------------
+    def pairs(self, lengths: tuple[int, ...] = (5, 10), both_orders: bool = True
+              ) -> Iterator[InputPair]:
+        """Representative pairs (StatDP Table 1 at ``lengths``, scaled by Delta)."""
+        out: list[InputPair] = []
+        if self.kind == "custom":
+            out = [InputPair(np.asarray(a, float), np.asarray(b, float), "custom")
+                   for a, b in self.custom_pairs]
+        for n in lengths if self.kind != "custom" else ():
+            if self.kind == "add_remove":
+                base = np.ones(n)
+                out.append(InputPair(base, base[:-1], f"remove one (n={n})"))
+                out.append(InputPair(base, np.r_[base, 2.0 * self.delta], f"add one (n={n})"))
+                continue
+            for name, d1, d2 in _table1(n):
+                if self.kind == "one_differs" and name not in ("one above", "one below"):
+                    continue
+                if self.kind == "replace_one" and name not in ("one above", "one below"):
+                    continue
+                scaled = d1 + self.delta * (d2 - d1)
+                out.append(InputPair(d1.copy(), scaled, f"{name} (n={n})"))
+        for pair in out:
+            yield pair
+            if both_orders:
+                yield pair.swapped()
+
+
+def all_differ(delta: float = 1.0) -> Neighbors:
+    """Every answer may change by at most ``delta`` (StatDP ALL_DIFFER, DP-Finder Neigh<=1)."""
+    return Neighbors("all_differ", float(delta))
+
+
+each_differs_by = all_differ
+
+
+def one_differs(delta: float = 1.0) -> Neighbors:
+    """Exactly one answer may change, by at most ``delta`` (histogram queries)."""
+    return Neighbors("one_differs", float(delta))
+
+
+def add_remove() -> Neighbors:
+    """Neighbors differ by adding or removing one entry."""
+    return Neighbors("add_remove", 1.0)
+
+
+def replace_one() -> Neighbors:
+    """Neighbors differ in one record, replaced by any value of the domain."""
+    return Neighbors("replace_one", 1.0)
+
+
+def custom(predicate: Callable[[np.ndarray, np.ndarray], bool], pairs=()) -> Neighbors:
+    """A user relation from a predicate and the representative pairs to test."""
+    if not callable(predicate):
+        raise NeighborError("a custom neighbor relation needs a callable predicate(x, x2).")
+    return Neighbors("custom", 1.0, predicate=predicate, custom_pairs=tuple(pairs))
+
+
+def from_dict(d: dict) -> Neighbors:
+    """Inverse of :meth:`Neighbors.to_dict` (custom relations cannot round-trip)."""
+    try:
+        kind = d["kind"]
+    except (KeyError, TypeError):
+        raise NeighborError(f"malformed neighbor relation {d!r}: it needs a 'kind'.") from None
+    if kind == "custom":
+        raise NeighborError("a custom neighbor relation cannot be rebuilt from JSON.")
+    return Neighbors(kind, float(d.get("delta", 1.0)))
+
+
+def _fmt(x) -> str:
+    arr = np.asarray(x)
+    return np.array2string(arr, separator=", ", max_line_width=200, threshold=12)

@@ -1,0 +1,530 @@
+"""The noise protocol and its interpreters.
+
+A mechanism is ordinary vectorized NumPy code whose only randomness comes from the
+``noise`` object it receives. Every draw returns an array with a leading batch axis of
+length ``noise.size``; the same mechanism then runs under different interpreters:
+
+* :class:`Sampler` -- fresh i.i.d. draws from a NumPy ``Generator``;
+* :class:`Replay`  -- records the draws of one run and replays them, in call order, in the
+  next run, so ``M(x)`` and ``M(x')`` share their noise (correlated sampling);
+* :class:`Enumerate` -- every joint outcome of finite discrete noise with its exact
+  probability (float64 or :class:`fractions.Fraction`), see :func:`enumerate_outputs`.
+
+Engines add interpreters of their own (``Importance``, ``Relaxed``, ``Trace``) by
+subclassing :class:`Noise` and implementing :meth:`Noise._draw`; ``Noise.semantics``
+tells :mod:`privet.core.ops` which meaning its primitives take while the mechanism runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .errors import GridTooLargeError, NoiseError, NotEnumerableError, ReplayError
+
+Shape = tuple[int, ...]
+
+DEFAULT_ENUMERATION_CAP = 1 << 22
+
+
+def as_fraction(value: Any) -> Fraction:
+    """Exact rational of ``value``; a float is read as the decimal it prints as (0.2 -> 1/5)."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return Fraction(int(value))
+    if isinstance(value, (float, np.floating)):
+        return Fraction(repr(float(value)))
+    return Fraction(value)
+
+
+def _shape(shape: int | Sequence[int]) -> Shape:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+def _params_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for key in a:
+        va, vb = a[key], b[key]
+        try:
+            if not np.array_equal(np.asarray(va, dtype=object), np.asarray(vb, dtype=object)):
+                return False
+        except Exception:  # pragma: no cover - exotic parameter types
+            if va != vb:
+                return False
+    return True
+
+
+@dataclass(frozen=True, eq=False)
+class Dist:
+    """One noise distribution: its family ``kind`` and parameters.
+
+    Continuous families: ``laplace(scale)``, ``exponential(scale)``, ``gaussian(sigma)``,
+    ``uniform(low, high)``. Discrete families: ``geometric(alpha, low, high)`` (two-sided,
+    P(k) = (1-alpha)/(1+alpha) * alpha^|k|; with bounds, the tails are censored onto the
+    bounds, which is the truncated geometric mechanism of FAIER Sec. 4.1),
+    ``bernoulli(p)``, ``discrete(values, probs)`` (values may be vectors: the event shape).
+    """
+
+    kind: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    # -- description -----------------------------------------------------------------
+    def describe(self) -> str:
+        inner = ", ".join(f"{k}={_short(v)}" for k, v in self.params.items())
+        return f"{self.kind}({inner})"
+
+    def same_as(self, other: Dist) -> bool:
+        return self.kind == other.kind and _params_equal(self.params, other.params)
+
+    @property
+    def event_shape(self) -> Shape:
+        if self.kind == "discrete":
+            return tuple(np.asarray(self.params["values"]).shape[1:])
+        return ()
+
+    @property
+    def is_finite(self) -> bool:
+        if self.kind in ("bernoulli", "discrete"):
+            return True
+        if self.kind == "geometric":
+            return self.params.get("low") is not None and self.params.get("high") is not None
+        return False
+
+    @property
+    def is_discrete(self) -> bool:
+        return self.kind in ("bernoulli", "discrete", "geometric")
+
+    # -- sampling ----------------------------------------------------------------------
+    def sample(self, rng: np.random.Generator, shape: Shape) -> np.ndarray:
+        p = self.params
+        k = self.kind
+        if k == "laplace":
+            return rng.laplace(0.0, p["scale"], size=shape)
+        if k == "exponential":
+            return rng.exponential(p["scale"], size=shape)
+        if k == "gaussian":
+            return rng.normal(0.0, p["sigma"], size=shape)
+        if k == "uniform":
+            return rng.uniform(p["low"], p["high"], size=shape)
+        if k == "bernoulli":
+            return (rng.random(size=shape) < float(p["p"])).astype(np.int64)
+        if k == "geometric":
+            alpha = float(p["alpha"])
+            # difference of two i.i.d. one-sided geometrics is two-sided geometric
+            g1 = rng.geometric(1.0 - alpha, size=shape) - 1
+            g2 = rng.geometric(1.0 - alpha, size=shape) - 1
+            out = (g1 - g2).astype(np.int64)
+            lo, hi = p.get("low"), p.get("high")
+            if lo is not None or hi is not None:
+                out = np.clip(out, lo, hi)
+            return out
+        if k == "discrete":
+            values = np.asarray(p["values"])
+            probs = np.asarray([float(q) for q in p["probs"]])
+            idx = rng.choice(len(values), size=shape, p=probs / probs.sum())
+            return values[idx]
+        raise NoiseError(f"unknown noise family {k!r}.")  # pragma: no cover
+
+    # -- exact support -------------------------------------------------------------------
+    def support(self, exact: bool = False) -> tuple[np.ndarray, list]:
+        """Finite support ``(values, probs)``; probs are Fractions when ``exact``."""
+        if not self.is_finite:
+            why = "continuous" if not self.is_discrete else "unbounded (give low and high)"
+            raise NotEnumerableError(
+                f"noise {self.describe()} is {why}, so it cannot be enumerated exactly."
+            )
+        p = self.params
+        num = as_fraction if exact else float
+        if self.kind == "bernoulli":
+            q = num(p["p"])
+            return np.array([0, 1], dtype=np.int64), [1 - q, q]
+        if self.kind == "discrete":
+            values = np.asarray(p["values"])
+            probs = [num(q) for q in p["probs"]]
+            total = sum(probs)
+            if exact and total != 1:
+                raise NoiseError(f"noise {self.describe()} has probabilities summing to {total}.")
+            return values, probs
+        # censored two-sided geometric on [low, high]
+        alpha = num(p["alpha"])
+        lo, hi = int(p["low"]), int(p["high"])
+        values = np.arange(lo, hi + 1, dtype=np.int64)
+        c = (1 - alpha) / (1 + alpha)
+        probs = []
+        for v in values.tolist():
+            if v == lo and v == hi:
+                probs.append(num(1))
+            elif v == lo:
+                probs.append(_geom_tail(alpha, v, below=True))
+            elif v == hi:
+                probs.append(_geom_tail(alpha, v, below=False))
+            else:
+                probs.append(c * alpha ** abs(v))
+        return values, probs
+
+    # -- densities (for importance weights) -------------------------------------------------
+    def logpdf(self, x: np.ndarray) -> np.ndarray:
+        p = self.params
+        if self.kind == "laplace":
+            b = np.asarray(p["scale"], dtype=float)
+            return -np.abs(x) / b - np.log(2 * b)
+        if self.kind == "exponential":
+            b = np.asarray(p["scale"], dtype=float)
+            return np.where(x >= 0, -x / b - np.log(b), -np.inf)
+        if self.kind == "gaussian":
+            s = np.asarray(p["sigma"], dtype=float)
+            return -0.5 * (x / s) ** 2 - np.log(s * math.sqrt(2 * math.pi))
+        if self.kind == "uniform":
+            lo, hi = float(p["low"]), float(p["high"])
+            return np.where((x >= lo) & (x <= hi), -math.log(hi - lo), -np.inf)
+        values, probs = self.support()
+        table = dict(zip(np.asarray(values).tolist(), probs))
+        flat = np.vectorize(lambda v: math.log(table[v]) if table.get(v, 0) > 0 else -np.inf)
+        return flat(x)
+
+
+def _geom_tail(alpha, v: int, below: bool):
+    """P(Z <= v) (below) or P(Z >= v) of the two-sided geometric, v on the right side of 0."""
+    if below:
+        if v <= 0:
+            return alpha ** (-v) / (1 + alpha)
+        # P(Z <= v) = 1 - P(Z >= v+1)
+        return 1 - alpha ** (v + 1) / (1 + alpha)
+    if v >= 0:
+        return alpha**v / (1 + alpha)
+    return 1 - alpha ** (-(v - 1)) / (1 + alpha)
+
+
+def _short(v: Any) -> str:
+    arr = np.asarray(v, dtype=object)
+    if arr.ndim == 0:
+        return str(v)
+    if arr.size <= 6:
+        return "[" + ", ".join(str(x) for x in arr.ravel().tolist()) + "]"
+    return f"array{arr.shape}"
+
+
+def _positive(name: str, value: Any) -> None:
+    arr = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise NoiseError(f"noise parameter {name} must be positive and finite, got {_short(value)}.")
+
+
+class Noise:
+    """The noise protocol. Subclasses implement :meth:`_draw`.
+
+    Every public draw returns an array of shape ``(size, *shape, *event_shape)``.
+    """
+
+    size: int = 1
+    semantics: str = "hard"
+
+    def _draw(self, dist: Dist, shape: Shape) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- continuous -------------------------------------------------------------------------
+    def laplace(self, scale, shape: int | Sequence[int] = ()) -> np.ndarray:
+        """Laplace(0, scale) draws."""
+        _positive("scale", scale)
+        return self._draw(Dist("laplace", {"scale": scale}), _shape(shape))
+
+    def exponential(self, scale, shape: int | Sequence[int] = ()) -> np.ndarray:
+        """Exponential draws with mean ``scale`` (support [0, inf))."""
+        _positive("scale", scale)
+        return self._draw(Dist("exponential", {"scale": scale}), _shape(shape))
+
+    def gaussian(self, sigma, shape: int | Sequence[int] = ()) -> np.ndarray:
+        """Normal(0, sigma^2) draws."""
+        _positive("sigma", sigma)
+        return self._draw(Dist("gaussian", {"sigma": sigma}), _shape(shape))
+
+    def uniform(self, low: float = 0.0, high: float = 1.0, shape: int | Sequence[int] = ()):
+        """Uniform draws on [low, high)."""
+        if not float(high) > float(low):
+            raise NoiseError(f"uniform noise needs low < high, got [{low}, {high}).")
+        return self._draw(Dist("uniform", {"low": low, "high": high}), _shape(shape))
+
+    # -- discrete ---------------------------------------------------------------------------
+    def geometric(self, alpha, shape: int | Sequence[int] = (), low: int | None = None,
+                  high: int | None = None) -> np.ndarray:
+        """Two-sided geometric draws, P(k) proportional to alpha^|k| (alpha = e^-eps/Delta).
+
+        With ``low`` and ``high``, the tails are censored onto the bounds (the mass of
+        ``Z <= low`` sits on ``low``): ``clip(x + Z, 0, n)`` with ``low=-n, high=n`` is the
+        truncated geometric mechanism on {0..n} (FAIER Sec. 4.1), and it is finite, so it can
+        be enumerated.
+        """
+        a = float(alpha)
+        if not 0 < a < 1:
+            raise NoiseError(f"geometric noise needs 0 < alpha < 1, got {alpha}.")
+        if low is not None and high is not None and int(low) > int(high):
+            raise NoiseError(f"geometric noise needs low <= high, got [{low}, {high}].")
+        params = {"alpha": alpha, "low": None if low is None else int(low),
+                  "high": None if high is None else int(high)}
+        return self._draw(Dist("geometric", params), _shape(shape))
+
+    def truncated_geometric(self, alpha, n: int, shape: int | Sequence[int] = ()) -> np.ndarray:
+        """Noise Z such that ``clip(x + Z, 0, n)`` is the truncated alpha-geometric mechanism."""
+        return self.geometric(alpha, shape, low=-int(n), high=int(n))
+
+    def bernoulli(self, p, shape: int | Sequence[int] = ()) -> np.ndarray:
+        """0/1 draws with P(1) = p."""
+        if not 0 <= float(p) <= 1:
+            raise NoiseError(f"bernoulli noise needs 0 <= p <= 1, got {p}.")
+        return self._draw(Dist("bernoulli", {"p": p}), _shape(shape))
+
+    def discrete(self, values, probs=None, shape: int | Sequence[int] = ()) -> np.ndarray:
+        """Draws from a finite distribution; ``values`` may be vectors (an event shape)."""
+        vals = np.asarray(values)
+        if vals.ndim == 0 or len(vals) == 0:
+            raise NoiseError("discrete noise needs a non-empty list of values.")
+        if probs is None:
+            probs = [Fraction(1, len(vals))] * len(vals)
+        probs = list(probs)
+        if len(probs) != len(vals):
+            raise NoiseError(
+                f"discrete noise has {len(vals)} values but {len(probs)} probabilities."
+            )
+        if any(float(q) < 0 for q in probs) or not math.isclose(
+            sum(float(q) for q in probs), 1.0, rel_tol=0, abs_tol=1e-9
+        ):
+            raise NoiseError("discrete noise probabilities must be non-negative and sum to 1.")
+        return self._draw(Dist("discrete", {"values": vals, "probs": tuple(probs)}),
+                          _shape(shape))
+
+    def permutation(self, m: int) -> np.ndarray:
+        """A uniformly random permutation of 0..m-1 per sample, shape ``(size, m)``.
+
+        Useful for uniform tie-breaking that exact enumeration can still see through.
+        """
+        perms = np.array(list(itertools.permutations(range(int(m)))), dtype=np.int64)
+        return self.discrete(perms)
+
+
+class Sampler(Noise):
+    """Fresh i.i.d. draws from a NumPy ``Generator``; ``size`` samples per draw."""
+
+    def __init__(self, rng: np.random.Generator | int | None, size: int):
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self.size = int(size)
+
+    def _draw(self, dist: Dist, shape: Shape) -> np.ndarray:
+        return dist.sample(self.rng, (self.size, *shape))
+
+
+@dataclass
+class Tape:
+    """Draws recorded in call order: ``(dist, shape, values)`` triples."""
+
+    entries: list[tuple[Dist, Shape, np.ndarray]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+class Replay(Noise):
+    """Record a tape from ``source`` on the first run, replay it on every later run.
+
+    Call :meth:`rewind` between runs. In replay, the i-th draw must ask for the same
+    distribution and shape as the i-th recorded draw; otherwise :class:`ReplayError`, since
+    the two runs would not share their noise.
+    """
+
+    def __init__(self, source: Noise | Tape):
+        if isinstance(source, Tape):
+            self.source: Noise | None = None
+            self.tape = source
+            self.size = int(source.entries[0][2].shape[0]) if source.entries else 1
+            self.recording = False
+        else:
+            self.source = source
+            self.tape = Tape()
+            self.size = source.size
+            self.recording = True
+        self.position = 0
+        self.semantics = getattr(source, "semantics", "hard")
+
+    def rewind(self) -> Replay:
+        """Start replaying from the first recorded draw; returns self."""
+        self.recording = False
+        self.position = 0
+        return self
+
+    def _draw(self, dist: Dist, shape: Shape) -> np.ndarray:
+        if self.recording:
+            assert self.source is not None
+            values = self.source._draw(dist, shape)
+            self.tape.entries.append((dist, shape, values))
+            return values
+        i = self.position
+        if i >= len(self.tape):
+            raise ReplayError(
+                f"under Replay the mechanism asked for draw #{i + 1} ({dist.describe()}), but the "
+                f"recorded run made only {len(self.tape)}: its draws must not depend on the input."
+            )
+        rdist, rshape, values = self.tape.entries[i]
+        if rshape != shape or not rdist.same_as(dist):
+            raise ReplayError(
+                f"under Replay draw #{i + 1} changed from {rdist.describe()} of shape {rshape} to "
+                f"{dist.describe()} of shape {shape}: the mechanism's draws must not depend on "
+                "the input."
+            )
+        self.position += 1
+        return values
+
+
+class _Probe(Noise):
+    """Records the draws of one run (size 1), returning a legal value of each draw."""
+
+    def __init__(self):
+        self.size = 1
+        self.draws: list[tuple[Dist, Shape]] = []
+
+    def _draw(self, dist: Dist, shape: Shape) -> np.ndarray:
+        self.draws.append((dist, shape))
+        if dist.is_finite:
+            values, _ = dist.support()
+            first = np.asarray(values)[0]
+            return np.broadcast_to(first, (1, *shape, *first.shape)).copy()
+        return np.zeros((1, *shape))
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """An exact output distribution: unique outputs (rows) and their probabilities."""
+
+    outputs: np.ndarray
+    probs: tuple  # floats or Fractions, aligned with outputs
+    grid_size: int
+
+    @property
+    def exact(self) -> bool:
+        return bool(self.probs) and isinstance(self.probs[0], Fraction)
+
+    def total(self):
+        return sum(self.probs, Fraction(0) if self.exact else 0.0)
+
+    def as_dict(self) -> dict:
+        """``{output: probability}`` with outputs as Python scalars or tuples."""
+        return {_key(row): p for row, p in zip(self.outputs, self.probs)}
+
+    def prob(self, y) -> Any:
+        """Probability of output ``y`` (0 if never produced)."""
+        zero = Fraction(0) if self.exact else 0.0
+        return self.as_dict().get(_key(np.asarray(y)), zero)
+
+
+def _key(row: np.ndarray):
+    arr = np.asarray(row)
+    if arr.ndim == 0:
+        return arr.item()
+    return tuple(arr.ravel().tolist())
+
+
+class Enumerate(Noise):
+    """Every joint outcome of finite discrete noise, as one batch; see :func:`enumerate_outputs`.
+
+    Used directly, the instance carries the grid built by :func:`enumerate_outputs` and
+    replays it; its ``weights`` are the joint probabilities of the batch rows.
+    """
+
+    def __init__(self, exact: bool = False, cap: int = DEFAULT_ENUMERATION_CAP):
+        self.exact = exact
+        self.cap = int(cap)
+        self.size = 1
+        self._replay: Replay | None = None
+        self.weights: Any = None
+
+    def _draw(self, dist: Dist, shape: Shape) -> np.ndarray:
+        if self._replay is None:
+            raise NoiseError("run mechanisms under Enumerate through enumerate_outputs().")
+        return self._replay._draw(dist, shape)
+
+    def prepare(self, run: Callable[[Noise], Any]) -> None:
+        """Probe ``run`` for its draws and build the joint grid with its weights."""
+        probe = _Probe()
+        run(probe)
+        factors = []
+        for i, (dist, shape) in enumerate(probe.draws):
+            try:
+                values, probs = dist.support(exact=self.exact)
+            except NotEnumerableError as err:
+                raise NotEnumerableError(f"draw #{i + 1}: {err}") from None
+            factors.append((dist, shape, np.asarray(values), probs))
+        sizes = []
+        for dist, shape, values, _ in factors:
+            sizes.extend([len(values)] * int(np.prod(shape, dtype=np.int64)))
+        grid = math.prod(sizes) if sizes else 1
+        if grid > self.cap:
+            raise GridTooLargeError(
+                f"exact enumeration needs {grid:,} joint noise outcomes, above the cap of "
+                f"{self.cap:,}; raise the cap or use the BDD backend of privet.exact."
+            )
+        self.size = grid
+        tape = Tape()
+        weight = np.ones(grid, dtype=object) if self.exact else np.ones(grid)
+        stride = grid
+        for dist, shape, values, probs in factors:
+            ncoord = int(np.prod(shape, dtype=np.int64))
+            k = len(values)
+            idx = np.empty((grid, ncoord), dtype=np.int64)
+            for c in range(ncoord):
+                stride //= k
+                idx[:, c] = (np.arange(grid, dtype=np.int64) // stride) % k
+            pr = np.array(probs, dtype=object) if self.exact else np.asarray(probs, dtype=float)
+            if ncoord:
+                weight = weight * np.prod(pr[idx], axis=1)
+            vals = values[idx].reshape((grid, *shape, *values.shape[1:]))
+            tape.entries.append((dist, shape, vals))
+        self._replay = Replay(tape)
+        self._replay.size = grid
+        self.weights = weight
+
+    def rewind(self) -> Enumerate:
+        if self._replay is not None:
+            self._replay.rewind()
+        return self
+
+
+def enumerate_outputs(
+    run: Callable[[Noise], np.ndarray],
+    exact: bool = False,
+    cap: int = DEFAULT_ENUMERATION_CAP,
+) -> Distribution:
+    """Exact output distribution of ``run(noise)`` over every joint outcome of its noise.
+
+    ``run`` is called twice: once with a probe that lists its draws (which must not depend
+    on the noise values), once with the whole grid as one batch. Outputs are grouped by
+    value; probabilities are float64, or :class:`fractions.Fraction` when ``exact``.
+    """
+    noise = Enumerate(exact=exact, cap=cap)
+    noise.prepare(run)
+    outputs = np.asarray(run(noise.rewind()))
+    return group_outputs(outputs, noise.weights, grid_size=noise.size)
+
+
+def group_outputs(outputs: np.ndarray, weights, grid_size: int) -> Distribution:
+    """Sum ``weights`` of equal output rows (sorting, not per-row Python)."""
+    n = outputs.shape[0]
+    flat = outputs.reshape(n, -1) if outputs.ndim > 1 else outputs.reshape(n, 1)
+    uniq, inverse = np.unique(flat, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    if isinstance(weights, np.ndarray) and weights.dtype == object:
+        order = np.argsort(inverse, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+        sums = np.add.reduceat(weights[order], starts) if n else np.array([], dtype=object)
+        probs = tuple(Fraction(s) for s in sums)
+    else:
+        probs = tuple(np.bincount(inverse, weights=weights, minlength=len(uniq)).tolist())
+    shaped = uniq.reshape((len(uniq), *outputs.shape[1:])) if outputs.ndim > 1 else uniq[:, 0]
+    return Distribution(outputs=shaped, probs=probs, grid_size=grid_size)
