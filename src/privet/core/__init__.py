@@ -27,7 +27,7 @@ from .mechanism import (
     from_vectorized,
     mechanism,
 )
-from .noise import Distribution, Dist, Enumerate, Noise, Replay, Sampler, Tape, enumerate_outputs
+from .noise import Dist, Distribution, Enumerate, Noise, Replay, Sampler, Tape, enumerate_outputs
 
 __all__ = [
     "ABORTED", "FALSE", "Dist", "Distribution", "Domain", "Enumerate", "GridTooLargeError",

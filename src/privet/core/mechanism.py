@@ -445,21 +445,66 @@ def _per_sample(call: Callable[[np.random.Generator], Any], noise: Noise, name: 
     return out[:, 0] if width == 1 else out
 
 
+class _StatDPRunner:
+    """Picklable runner for a StatDP-style function (process pools need it)."""
+
+    def __init__(self, f: Callable, name: str):
+        self.f, self.name = f, name
+
+    def __call__(self, noise: Noise, x: np.ndarray, *, epsilon: float, **kw: Any) -> np.ndarray:
+        return _per_sample(lambda rng: self.f(rng, x, epsilon, **kw), noise, self.name)
+
+
+class _VectorizedRunner:
+    """Picklable runner for a DP-Sniper-style ``m(a, n_samples)``."""
+
+    def __init__(self, m: Callable, name: str):
+        self.m, self.name = m, name
+        try:
+            self.takes_rng = "rng" in inspect.signature(m).parameters
+        except (TypeError, ValueError):  # pragma: no cover
+            self.takes_rng = False
+
+    def __call__(self, noise: Noise, x: np.ndarray, **kw: Any) -> np.ndarray:
+        if not isinstance(noise, Sampler):
+            raise UnsupportedError(
+                f"mechanism {self.name!r} is vectorized but opaque: it can only be sampled."
+            )
+        if self.takes_rng:
+            return np.asarray(self.m(x, noise.size, rng=noise.rng))
+        np.random.seed(int(noise.rng.integers(0, 2**32 - 1)))
+        return np.asarray(self.m(x, noise.size))
+
+
+class _BlackBoxRunner:
+    """Picklable runner for a black box ``f(x) -> output``."""
+
+    def __init__(self, f: Callable, name: str):
+        self.f, self.name = f, name
+        try:
+            self.takes_rng = "rng" in inspect.signature(f).parameters
+        except (TypeError, ValueError):  # pragma: no cover
+            self.takes_rng = False
+
+    def __call__(self, noise: Noise, x: np.ndarray, **kw: Any) -> np.ndarray:
+        if self.takes_rng:
+            return _per_sample(lambda rng: self.f(x, rng=rng, **kw), noise, self.name)
+        if isinstance(noise, Sampler):
+            np.random.seed(int(noise.rng.integers(0, 2**32 - 1)))
+        return _per_sample(lambda rng: self.f(x, **kw), noise, self.name)
+
+
 def from_statdp(f: Callable, epsilon: float, name: str | None = None, **spec) -> Mechanism:
     """Wrap a StatDP-style ``f(prng, queries, epsilon, **kw)`` returning one output per call.
 
     ``prng`` is a NumPy ``Generator``. Variable-length outputs (lists) are padded with
-    ABORTED. The wrapped mechanism can only be sampled (one Python call per sample; use
-    the process-pool executor for speed).
+    ABORTED. The wrapped mechanism can only be sampled (one Python call per sample; the
+    process-pool executor spreads the calls over the cores).
     """
     extra = dict(spec.pop("args", {}) or {})
     nm = name or getattr(f, "__name__", "statdp_mechanism")
-
-    def run(noise: Noise, x: np.ndarray, *, epsilon: float, **kw: Any) -> np.ndarray:
-        return _per_sample(lambda rng: f(rng, x, epsilon, **kw), noise, nm)
-
-    return Mechanism(fn=run, name=nm, epsilon=epsilon, kind="statdp", args=extra,
-                     **_spec_kwargs(spec))
+    return Mechanism(fn=_StatDPRunner(f, nm), name=nm, epsilon=epsilon, kind="statdp",
+                     args=extra, **_spec_kwargs(spec))
 
 
 def from_vectorized(m: Callable, epsilon: float | None = None, name: str | None = None,
@@ -470,23 +515,8 @@ def from_vectorized(m: Callable, epsilon: float | None = None, name: str | None 
     chunk's seed before each call, so runs stay reproducible.
     """
     nm = name or getattr(m, "__name__", "vectorized_mechanism")
-    try:
-        takes_rng = "rng" in inspect.signature(m).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        takes_rng = False
-
-    def run(noise: Noise, x: np.ndarray, **kw: Any) -> np.ndarray:
-        if not isinstance(noise, Sampler):
-            raise UnsupportedError(
-                f"mechanism {nm!r} is vectorized but opaque: it can only be sampled."
-            )
-        if takes_rng:
-            return np.asarray(m(x, noise.size, rng=noise.rng))
-        np.random.seed(int(noise.rng.integers(0, 2**32 - 1)))
-        return np.asarray(m(x, noise.size))
-
-    return Mechanism(fn=run, name=nm, epsilon=epsilon, kind="vectorized", passes_epsilon=False,
-                     **_spec_kwargs(spec))
+    return Mechanism(fn=_VectorizedRunner(m, nm), name=nm, epsilon=epsilon, kind="vectorized",
+                     passes_epsilon=False, **_spec_kwargs(spec))
 
 
 def from_blackbox(f: Callable, epsilon: float | None = None, name: str | None = None,
@@ -496,20 +526,8 @@ def from_blackbox(f: Callable, epsilon: float | None = None, name: str | None = 
     Randomness is ``f``'s own; if ``f`` takes ``rng=``, privet passes its generator.
     """
     nm = name or getattr(f, "__name__", "blackbox_mechanism")
-    try:
-        takes_rng = "rng" in inspect.signature(f).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        takes_rng = False
-
-    def run(noise: Noise, x: np.ndarray, **kw: Any) -> np.ndarray:
-        if takes_rng:
-            return _per_sample(lambda rng: f(x, rng=rng, **kw), noise, nm)
-        if isinstance(noise, Sampler):
-            np.random.seed(int(noise.rng.integers(0, 2**32 - 1)))
-        return _per_sample(lambda rng: f(x, **kw), noise, nm)
-
-    return Mechanism(fn=run, name=nm, epsilon=epsilon, kind="blackbox", passes_epsilon=False,
-                     **_spec_kwargs(spec))
+    return Mechanism(fn=_BlackBoxRunner(f, nm), name=nm, epsilon=epsilon, kind="blackbox",
+                     passes_epsilon=False, **_spec_kwargs(spec))
 
 
 def as_mechanism(obj: Any, epsilon: float | None = None) -> Mechanism:

@@ -217,7 +217,9 @@ def _short(v: Any) -> str:
 def _positive(name: str, value: Any) -> None:
     arr = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise NoiseError(f"noise parameter {name} must be positive and finite, got {_short(value)}.")
+        raise NoiseError(
+            f"noise parameter {name} must be positive and finite, got {_short(value)}."
+        )
 
 
 class Noise:
@@ -462,7 +464,7 @@ class Enumerate(Noise):
                 raise NotEnumerableError(f"draw #{i + 1}: {err}") from None
             factors.append((dist, shape, np.asarray(values), probs))
         sizes = []
-        for dist, shape, values, _ in factors:
+        for _dist, shape, values, _ in factors:
             sizes.extend([len(values)] * int(np.prod(shape, dtype=np.int64)))
         grid = math.prod(sizes) if sizes else 1
         if grid > self.cap:

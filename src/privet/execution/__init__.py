@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import pickle
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -86,10 +87,19 @@ class ProcessPool:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def get_executor(executor: str | Any | None, mech: Mechanism | None = None):
+def _picklable(obj: Any) -> bool:
+    try:
+        pickle.dumps(obj)
+    except Exception:
+        return False
+    return True
+
+
+def get_executor(executor: str | Any | None, mech: Mechanism | None = None,
+                 reduce: Callable | None = None):
     """``'inprocess'``, ``'processes'``, an executor object, or None (choose by mechanism)."""
     if executor is None:
-        if mech is not None and mech.kind in ("statdp", "blackbox"):
+        if mech is not None and mech.kind in ("statdp", "blackbox") and _picklable((mech, reduce)):
             return ProcessPool()
         return InProcess()
     if isinstance(executor, str):
@@ -124,7 +134,7 @@ def map_reduce(
         chunk = min(chunk, 20_000)
     sizes = chunk_sizes(n, chunk)
     jobs = [(mech, data, resolved, seed, i, s, reduce) for i, s in enumerate(sizes)]
-    ex = get_executor(executor, mech)
+    ex = get_executor(executor, mech, reduce)
     combine = combine or (lambda a, b: a + b)
     total, done = None, 0
     interrupted = False
@@ -141,16 +151,15 @@ def map_reduce(
     return Reduced(total, done, interrupted)
 
 
+def _keep(out: np.ndarray) -> list:
+    return [out]
+
+
 def collect(mech: Mechanism, x: Any, n: int, args: Mapping | None = None,
             seed: int | None = None, chunk: int = DEFAULT_CHUNK, executor: Any = None
             ) -> np.ndarray:
     """All ``n`` outputs as one array (for inspection and small runs)."""
-    parts: list[np.ndarray] = []
-
-    def keep(out: np.ndarray) -> list:
-        return [out]
-
-    red = map_reduce(mech, x, n, keep, args=args, seed=seed, chunk=chunk, executor=executor,
+    red = map_reduce(mech, x, n, _keep, args=args, seed=seed, chunk=chunk, executor=executor,
                      combine=lambda a, b: a + b)
     parts = red.value or []
     if not parts:

@@ -1,0 +1,122 @@
+"""Noise interpreters: Sampler, Replay, Enumerate."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import privet
+from privet.core import ops
+from privet.core.errors import GridTooLargeError, NoiseError, NotEnumerableError, ReplayError
+from privet.core.noise import Replay, Sampler, enumerate_outputs
+
+
+@privet.mechanism(epsilon=0.5)
+def lap_max(noise, q, *, epsilon):
+    return ops.argmax(q + noise.laplace(2 / epsilon, q.shape), axis=-1)
+
+
+@privet.mechanism(epsilon=np.log(2),
+                  domain=privet.Domain(length=1, integer=True, low=0, high=2))
+def tgeo(noise, x, *, epsilon):
+    return np.clip(x[0] + noise.truncated_geometric(Fraction(1, 2), 2), 0, 2)
+
+
+def test_every_draw_has_a_leading_batch_axis():
+    noise = Sampler(0, 7)
+    assert noise.laplace(1.0, (3,)).shape == (7, 3)
+    assert noise.exponential(1.0).shape == (7,)
+    assert noise.gaussian(1.0, (2, 2)).shape == (7, 2, 2)
+    assert noise.geometric(0.5, 4).shape == (7, 4)
+    assert noise.bernoulli(0.3, 2).shape == (7, 2)
+    assert noise.uniform(0, 1, 5).shape == (7, 5)
+    assert noise.discrete([1, 2, 3], [0.2, 0.3, 0.5], 2).shape == (7, 2)
+    assert noise.permutation(3).shape == (7, 3)
+
+
+def test_fig1a_truncated_half_geometric_table_as_fractions():
+    # FAIER Fig. 1a: rows are f(d) = 0, 1, 2; columns the outputs 0, 1, 2
+    table = {
+        0: (Fraction(2, 3), Fraction(1, 6), Fraction(1, 6)),
+        1: (Fraction(1, 3), Fraction(1, 3), Fraction(1, 3)),
+        2: (Fraction(1, 6), Fraction(1, 6), Fraction(2, 3)),
+    }
+    for x, row in table.items():
+        dist = tgeo.distribution([x], exact=True)
+        assert dist.total() == 1
+        assert tuple(dist.prob(y) for y in range(3)) == row
+
+
+def test_enumerate_float_agrees_with_fraction():
+    exact = tgeo.distribution([1], exact=True).as_dict()
+    approx = tgeo.distribution([1]).as_dict()
+    for y, p in exact.items():
+        assert approx[y] == pytest.approx(float(p), abs=1e-15)
+
+
+def test_sampler_frequencies_match_enumeration():
+    n = 200_000
+    out = tgeo.sample([0], n, seed=3)
+    dist = tgeo.distribution([0])
+    for y, p in dist.as_dict().items():
+        freq = np.mean(out == y)
+        sd = np.sqrt(p * (1 - p) / n)
+        assert abs(freq - p) < 5 * sd  # 5 sigma: a false alarm has probability < 1e-6 per cell
+
+
+def test_replay_repeats_and_shares_noise():
+    rep = Replay(Sampler(11, 5000))
+    a = lap_max.run(rep, [1, 1, 1, 1, 1])
+    b = lap_max.run(rep.rewind(), [1, 1, 1, 1, 1])
+    assert np.array_equal(a, b)
+    c = lap_max.run(rep.rewind(), [1, 1, 1, 1, 2])
+    indep = lap_max.run(Sampler(12, 5000), [1, 1, 1, 1, 2])
+    # shared noise: a neighboring input changes few argmaxes; independent noise changes ~80%
+    assert np.mean(a == c) > 0.8 > np.mean(a == indep) + 0.4
+
+
+def test_replay_rejects_changed_draws():
+    @privet.mechanism(epsilon=1.0)
+    def shape_depends(noise, x, *, epsilon):
+        return noise.laplace(1.0, (len(x),)).sum(axis=1)
+
+    rep = Replay(Sampler(0, 10))
+    shape_depends.run(rep, [1, 2])
+    with pytest.raises(ReplayError, match="must not depend on the input"):
+        shape_depends.run(rep.rewind(), [1, 2, 3])
+
+
+def test_enumerate_rejects_continuous_noise_naming_the_draw():
+    with pytest.raises(NotEnumerableError, match=r"draw #1: noise laplace"):
+        lap_max.distribution([1, 2])
+
+
+def test_enumerate_cap_names_the_grid_size():
+    @privet.mechanism(epsilon=1.0)
+    def many_bits(noise, x, *, epsilon):
+        return noise.bernoulli(0.5, (30,)).sum(axis=1)
+
+    with pytest.raises(GridTooLargeError, match="1,073,741,824"):
+        many_bits.distribution([0])
+
+
+def test_enumerate_handles_vector_valued_and_mixed_draws():
+    def run(noise):
+        perm = noise.permutation(3)
+        bit = noise.bernoulli(Fraction(1, 3))
+        return perm[:, 0] + 10 * bit
+
+    dist = enumerate_outputs(run, exact=True)
+    assert dist.total() == 1
+    assert dist.prob(0) == Fraction(2, 3) * Fraction(1, 3)
+    assert dist.prob(12) == Fraction(1, 3) * Fraction(1, 3)
+
+
+def test_bad_noise_parameters():
+    noise = Sampler(0, 3)
+    with pytest.raises(NoiseError):
+        noise.laplace(-1.0)
+    with pytest.raises(NoiseError):
+        noise.discrete([1, 2], [0.5, 0.6])
+    with pytest.raises(NoiseError):
+        noise.geometric(1.5)
