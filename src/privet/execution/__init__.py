@@ -87,6 +87,44 @@ class ProcessPool:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
+class DaskExecutor:
+    """Run chunks on a Dask distributed cluster (``pip install privet[dist]``).
+
+    ``DaskExecutor(client)`` with a ``distributed.Client``, or ``DaskExecutor("tcp://host:8786")``
+    with a scheduler address; ``DaskExecutor()`` starts a local cluster. Chunk seeds are the
+    same as in-process, so the numbers do not change with the executor.
+    """
+
+    def __init__(self, client: Any = None):
+        try:
+            from distributed import Client
+        except ImportError:
+            from ..core.errors import UnsupportedError
+
+            raise UnsupportedError(
+                "the Dask executor needs dask[distributed]; install privet[dist]."
+            ) from None
+        if isinstance(client, Client):
+            self.client, self.own = client, False
+        elif client is None:
+            self.client, self.own = Client(processes=False), True
+        else:
+            self.client, self.own = Client(client), True
+
+    def map(self, fn: Callable, jobs: list[tuple]):
+        futures = [self.client.submit(fn, *job, pure=False) for job in jobs]
+        try:
+            for f in futures:
+                yield f.result()
+        finally:
+            for f in futures:
+                f.cancel()
+
+    def close(self):
+        if self.own:
+            self.client.close()
+
+
 def _picklable(obj: Any) -> bool:
     try:
         pickle.dumps(obj)
@@ -97,7 +135,7 @@ def _picklable(obj: Any) -> bool:
 
 def get_executor(executor: str | Any | None, mech: Mechanism | None = None,
                  reduce: Callable | None = None):
-    """``'inprocess'``, ``'processes'``, an executor object, or None (choose by mechanism)."""
+    """``'inprocess'``, ``'processes'``, ``'dask'``, an executor object, or None (by mechanism)."""
     if executor is None:
         if mech is not None and mech.kind in ("statdp", "blackbox") and _picklable((mech, reduce)):
             return ProcessPool()
@@ -107,7 +145,13 @@ def get_executor(executor: str | Any | None, mech: Mechanism | None = None,
             return InProcess()
         if executor in ("processes", "pool"):
             return ProcessPool()
-        raise ValueError(f"unknown executor {executor!r}; use 'inprocess' or 'processes'.")
+        if executor == "dask":
+            return DaskExecutor()
+        from ..core.errors import PrivetError
+
+        raise PrivetError(
+            f"unknown executor {executor!r}; use 'inprocess', 'processes' or 'dask'."
+        )
     return executor
 
 
@@ -135,6 +179,7 @@ def map_reduce(
     sizes = chunk_sizes(n, chunk)
     jobs = [(mech, data, resolved, seed, i, s, reduce) for i, s in enumerate(sizes)]
     ex = get_executor(executor, mech, reduce)
+    owned = executor is None or isinstance(executor, str)
     combine = combine or (lambda a, b: a + b)
     total, done = None, 0
     interrupted = False
@@ -147,7 +192,8 @@ def map_reduce(
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        ex.close()
+        if owned:
+            ex.close()
     return Reduced(total, done, interrupted)
 
 

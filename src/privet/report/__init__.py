@@ -1,0 +1,72 @@
+"""Rendering only: rich tables for the terminal, JSON, and (per engine) plots.
+
+Engines return result dataclasses; this package turns them into text. Each engine's
+renderer and CLI subcommand lives in ``report/<engine>.py`` with ``add_cli(subparsers)`` and
+``run_cli(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..core.results import to_json
+
+_CONSOLE: Console | None = None
+
+
+def console() -> Console:
+    global _CONSOLE
+    if _CONSOLE is None:
+        _CONSOLE = Console()
+    return _CONSOLE
+
+
+def fmt_num(v: Any, digits: int = 4) -> str:
+    """A number for people: Fractions as p/q, infinities as ∞, None as —."""
+    if v is None:
+        return "—"
+    if isinstance(v, Fraction):
+        return str(v) if v.denominator != 1 else str(v.numerator)
+    if isinstance(v, (int,)) and not isinstance(v, bool):
+        return str(v)
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if math.isinf(f):
+        return "∞" if f > 0 else "-∞"
+    if math.isnan(f):
+        return "nan"
+    return f"{f:.{digits}g}"
+
+
+def fmt_vec(v: Any) -> str:
+    if v is None:
+        return "—"
+    try:
+        return "[" + ", ".join(fmt_num(x) for x in v) + "]"
+    except TypeError:
+        return fmt_num(v)
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
+    t = Table(title=title, title_justify="left")
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    for r in rows:
+        t.add_row(*[x if isinstance(x, str) else fmt_num(x) for x in r])
+    return t
+
+
+def emit(result: Any, as_json: bool, render) -> None:
+    """Print ``result`` as JSON or through ``render(result)`` (a rich renderable)."""
+    if as_json:
+        print(to_json(result))
+    else:
+        console().print(render(result))

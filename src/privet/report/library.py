@@ -1,0 +1,74 @@
+"""Rendering for ``privet list``, ``privet sample`` and ``privet suite``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from rich.table import Table
+
+from ..core.mechanism import Mechanism
+from . import fmt_num, table
+
+
+def library_table(mechs: dict[str, Mechanism]) -> Table:
+    rows = []
+    for name, m in mechs.items():
+        rows.append([
+            name, fmt_num(m.epsilon), fmt_num(m.true_epsilon), m.neighbors.describe(),
+            m.output.describe(), m.source or "",
+        ])
+    return table("privet mechanism library", ["name", "claimed ε", "known ε", "neighbors",
+                                               "output", "source"], rows)
+
+
+def sample_summary(outputs: np.ndarray) -> dict[str, Any]:
+    """Counts of the most common outputs, or quantiles of numeric ones."""
+    out = np.asarray(outputs)
+    n = out.shape[0]
+    rows = out.reshape(n, -1)
+    uniq, counts = np.unique(rows, axis=0, return_counts=True)
+    summary: dict[str, Any] = {"n": int(n), "distinct": int(len(uniq))}
+    if len(uniq) <= 50:
+        order = np.argsort(-counts)
+        summary["frequencies"] = [
+            {"output": _plain(uniq[i]), "count": int(counts[i]), "share": counts[i] / n}
+            for i in order
+        ]
+    else:
+        finite = np.where(np.isfinite(rows), rows, np.nan)
+        summary["columns"] = [
+            {"column": j, "mean": float(np.nanmean(finite[:, j])),
+             "std": float(np.nanstd(finite[:, j])),
+             "quantiles": {str(q): float(np.nanquantile(finite[:, j], q))
+                           for q in (0.05, 0.25, 0.5, 0.75, 0.95)}}
+            for j in range(rows.shape[1])
+        ]
+    return summary
+
+
+def _plain(row: np.ndarray) -> Any:
+    vals = [fmt_num(v) if not np.isfinite(v) else (int(v) if float(v).is_integer() else float(v))
+            for v in row.tolist()]
+    return vals[0] if len(vals) == 1 else vals
+
+
+def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Table:
+    title = f"{summary['n']:,} outputs of {name} on {list(x)} ({summary['distinct']:,} distinct)"
+    if "frequencies" in summary:
+        rows = [[str(f["output"]), f["count"], f"{f['share']:.4f}"] for f in
+                summary["frequencies"][:20]]
+        return table(title, ["output", "count", "share"], rows)
+    rows = [[str(c["column"]), c["mean"], c["std"], *c["quantiles"].values()]
+            for c in summary["columns"][:20]]
+    return table(title, ["column", "mean", "std", "q05", "q25", "median", "q75", "q95"], rows)
+
+
+def suite_table(rows: Sequence[Any]) -> Table:
+    return table(
+        "privet suite over the built-in library",
+        ["mechanism", "engine", "claimed ε", "known ε", "verdict", "figure", "seconds"],
+        [[r.mechanism, r.engine, r.claimed_epsilon, r.true_epsilon, r.verdict, r.figure,
+          r.seconds] for r in rows],
+    )

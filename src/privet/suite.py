@@ -1,0 +1,131 @@
+"""``privet suite``: every engine that applies, over the built-in mechanism library.
+
+Each engine contributes one :class:`~privet.core.results.SuiteRow` per mechanism it
+applies to: ``sample`` (throughput, every mechanism), ``detect`` (StatDP test at the
+claimed ε, every sampleable mechanism), ``exact`` (tight ε of the discrete ones),
+``search`` (certified lower bound, DP-Finder's mechanisms). An engine whose package cannot
+be imported (an optional dependency missing) is reported as skipped, not as a failure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .core.errors import PrivetError
+from .core.mechanism import Mechanism
+from .core.results import SuiteRow
+from .execution.progress import progress_bar
+
+
+def _row(mech: Mechanism, engine: str, verdict: str, figure: float | None, start: float,
+         **details: Any) -> SuiteRow:
+    return SuiteRow(mechanism=mech.name, engine=engine, claimed_epsilon=mech.epsilon,
+                    true_epsilon=mech.true_epsilon, verdict=verdict, figure=figure,
+                    seconds=round(time.perf_counter() - start, 3), details=details)
+
+
+def _representative_input(mech: Mechanism) -> list[float]:
+    length = mech.domain.length
+    n = length if isinstance(length, int) else (length[0] if isinstance(length, tuple) else 5)
+    lo = mech.domain.low if math.isfinite(mech.domain.low) else 0.0
+    hi = mech.domain.high if math.isfinite(mech.domain.high) else lo + 1.0
+    return [min(max(1.0, lo), hi)] * n
+
+
+def run_sample(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+    start = time.perf_counter()
+    n = 100_000 if quick else 500_000
+    mech.sample(_representative_input(mech), n, seed=seed)
+    rate = n / max(time.perf_counter() - start, 1e-9)
+    return _row(mech, "sample", f"{rate:,.0f} outputs/s", rate, start)
+
+
+def run_detect(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+    from .detect import detect
+
+    start = time.perf_counter()
+    sizes = dict(n_select=20_000, n_final=100_000) if quick else {}
+    res = detect(mech, seed=seed, **sizes)
+    return _row(mech, "detect", res.verdict, res.p_value, start,
+                counterexample=res.counterexample.event if res.counterexample else None)
+
+
+def run_exact(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+    if not mech.supports("enumerate") or not mech.source.lower().startswith(("wmc", "faier")):
+        return None
+    from .exact import exact
+
+    start = time.perf_counter()
+    res = exact(mech)
+    verdict = (f"verified ε ≤ {mech.epsilon:.4g} on {res.domain}" if res.verified
+               else f"exact ε = {res.epsilon:.4g} exceeds the claim")
+    return _row(mech, "exact", verdict, res.epsilon, start)
+
+
+def run_search(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+    if not mech.source.lower().startswith("dp-finder"):
+        return None
+    from .search import search
+
+    start = time.perf_counter()
+    res = search(mech, iterations=2 if quick else 5, seed=seed)
+    bound = getattr(res, "bound", res)
+    return _row(mech, "search", f"ε ≥ {bound.value:.4g} (confidence {bound.confidence:g})",
+                bound.value, start)
+
+
+ENGINES: dict[str, Callable[[Mechanism, bool, int | None], SuiteRow | None]] = {
+    "sample": run_sample,
+    "detect": run_detect,
+    "exact": run_exact,
+    "search": run_search,
+}
+
+
+def _available(engine: str) -> bool:
+    if engine == "sample":
+        return True
+    try:
+        module = importlib.import_module(f"privet.{engine}")
+    except ImportError:
+        return False
+    return hasattr(module, engine)
+
+
+def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = None,
+          quick: bool = False, seed: int | None = 0, progress: bool = False) -> list[SuiteRow]:
+    """Run the chosen engines (default: all available) over the library (or ``only``)."""
+    from . import mechanisms
+
+    chosen = list(engines) if engines else [e for e in ENGINES if _available(e)]
+    unknown = [e for e in chosen if e not in ENGINES]
+    if unknown:
+        raise PrivetError(f"unknown engine(s) {', '.join(unknown)}; use {', '.join(ENGINES)}.")
+    library = mechanisms.all()
+    if only:
+        keep = set(only)
+        library = {k: m for k, m in library.items()
+                   if k in keep or k.split(".")[0] in keep}
+        if not library:
+            raise PrivetError(f"no library mechanism matches {', '.join(only)}; see privet list.")
+    rows: list[SuiteRow] = []
+    with progress_bar(len(library) * len(chosen), "suite", enabled=progress) as advance:
+        try:
+            for key, mech in library.items():
+                for engine in chosen:
+                    start = time.perf_counter()
+                    try:
+                        row = ENGINES[engine](mech, quick, seed)
+                    except PrivetError as err:
+                        row = _row(mech, engine, f"error: {err}", None, start)
+                    if row is not None:
+                        rows.append(dataclasses.replace(row, mechanism=key))
+                    advance(1)
+        except KeyboardInterrupt:
+            rows.append(SuiteRow("(interrupted)", "-", None, None, "stopped by Ctrl-C"))
+    return rows
