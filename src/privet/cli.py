@@ -133,7 +133,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     extra = parse_args_kv(args.arg)
     if args.exact:
         dist = mech.distribution(x, args=extra, exact=True)
-        rows = sorted(dist.as_dict().items(), key=lambda kv: -float(kv[1]))
+        rows = sorted(((k[0] if isinstance(k, tuple) and len(k) == 1 else k, v)
+                       for k, v in dist.as_dict().items()), key=lambda kv: -float(kv[1]))
         if args.json:
             print(json.dumps({"grid_size": dist.grid_size, "distribution": [
                 {"output": to_jsonable(k), "probability": str(v)} for k, v in rows]}, indent=2))

@@ -57,8 +57,8 @@ def fmt_vec(v: Any) -> str:
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
     t = Table(title=title, title_justify="left")
-    for c in columns:
-        t.add_column(c, overflow="fold")
+    for i, c in enumerate(columns):
+        t.add_column(c, overflow="fold", no_wrap=i == 0)
     for r in rows:
         t.add_row(*[x if isinstance(x, str) else fmt_num(x) for x in r])
     return t

@@ -16,11 +16,17 @@ def library_table(mechs: dict[str, Mechanism]) -> Table:
     rows = []
     for name, m in mechs.items():
         rows.append([
-            name, fmt_num(m.epsilon), fmt_num(m.true_epsilon), m.neighbors.describe(),
-            m.output.describe(), m.source or "",
+            name, fmt_num(m.epsilon), fmt_num(m.true_epsilon), _short_neighbors(m),
+            (m.source or "").split(" (")[0],
         ])
-    return table("privet mechanism library", ["name", "claimed ε", "known ε", "neighbors",
-                                               "output", "source"], rows)
+    return table("privet mechanism library (privet list --json for the whole spec)",
+                 ["name", "claimed ε", "known ε", "neighbors", "source"], rows)
+
+
+def _short_neighbors(m: Mechanism) -> str:
+    d = fmt_num(m.neighbors.delta)
+    return {"all_differ": f"all ±{d}", "one_differs": f"one ±{d}", "add_remove": "add/rm",
+            "replace_one": "replace"}.get(m.neighbors.kind, m.neighbors.kind)
 
 
 def sample_summary(outputs: np.ndarray) -> dict[str, Any]:
