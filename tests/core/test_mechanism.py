@@ -154,3 +154,10 @@ def test_table1_pairs_are_neighbors_in_both_orders():
     hist = list(privet.neighbors.one_differs(1).pairs(lengths=(5,)))
     assert {p.pattern for p in hist} >= {"one above (n=5)", "one below (n=5)"}
     assert all(privet.neighbors.one_differs(1).are_neighbors(p.d1, p.d2) for p in hist)
+
+
+def test_pairs_respect_the_domain():
+    bits = privet.Domain(length=4, integer=True, low=0, high=1)
+    pairs = list(privet.neighbors.one_differs(1).pairs(domain=bits))
+    assert pairs and all(len(p.d1) == 4 for p in pairs)
+    assert all(p.d1.min() >= 0 and p.d2.max() <= 1 for p in pairs)

@@ -120,3 +120,37 @@ def test_bad_noise_parameters():
         noise.discrete([1, 2], [0.5, 0.6])
     with pytest.raises(NoiseError):
         noise.geometric(1.5)
+
+
+def test_permutation_is_uniform_and_enumerable():
+    n = 60_000
+    perms = Sampler(5, n).permutation(3)
+    assert np.all(np.sort(perms, axis=1) == np.arange(3))
+    codes = perms @ np.array([9, 3, 1])
+    freq = np.unique(codes, return_counts=True)[1] / n
+    p = 1 / 6
+    assert len(freq) == 6 and np.all(np.abs(freq - p) < 5 * np.sqrt(p * (1 - p) / n))
+    dist = enumerate_outputs(lambda noise: noise.permutation(3)[:, 0], exact=True)
+    assert dist.as_dict() == {0: Fraction(1, 3), 1: Fraction(1, 3), 2: Fraction(1, 3)}
+
+
+def test_censored_geometric_sampler_matches_its_support():
+    n = 200_000
+    draws = Sampler(8, n).geometric(0.5, low=-2, high=2)
+    values, probs = privet.core.Dist("geometric", {"alpha": 0.5, "low": -2, "high": 2}).support()
+    for v, p in zip(values, probs):
+        assert abs(np.mean(draws == v) - p) < 5 * np.sqrt(p * (1 - p) / n)
+    free = Sampler(9, n).geometric(0.5)
+    p0 = (1 - 0.5) / (1 + 0.5)
+    assert abs(np.mean(free == 0) - p0) < 5 * np.sqrt(p0 * (1 - p0) / n)
+
+
+def test_replay_tape_cannot_be_corrupted_in_place():
+    @privet.mechanism(epsilon=1.0)
+    def in_place(noise, x, *, epsilon):
+        z = noise.laplace(1.0)
+        z += x[0]
+        return z
+
+    with pytest.raises(privet.core.MechanismError, match="read-only"):
+        in_place.run(Replay(Sampler(0, 4)), [1.0])

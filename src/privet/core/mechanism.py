@@ -20,6 +20,7 @@ import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -540,6 +541,8 @@ def as_mechanism(obj: Any, epsilon: float | None = None) -> Mechanism:
 
 
 def _plain(v: Any) -> Any:
+    if isinstance(v, Fraction):
+        return str(v)
     if isinstance(v, np.ndarray):
         return v.tolist()
     if isinstance(v, np.generic):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -117,9 +118,15 @@ class Neighbors:
             )
 
     # -- representative pairs ----------------------------------------------------------------
-    def pairs(self, lengths: tuple[int, ...] = (5, 10), both_orders: bool = True
-              ) -> Iterator[InputPair]:
-        """Representative pairs (StatDP Table 1 at ``lengths``, scaled by Delta)."""
+    def pairs(self, lengths: tuple[int, ...] = (5, 10), both_orders: bool = True,
+              domain: Any = None) -> Iterator[InputPair]:
+        """Representative pairs (StatDP Table 1 at ``lengths``, scaled by Delta).
+
+        With a ``domain`` (a :class:`privet.Domain`), lengths follow the domain's length and
+        pairs with a value outside its bounds are left out.
+        """
+        if domain is not None:
+            lengths = _domain_lengths(domain, lengths)
         out: list[InputPair] = []
         if self.kind == "custom":
             out = [InputPair(np.asarray(a, float), np.asarray(b, float), "custom")
@@ -137,10 +144,28 @@ class Neighbors:
                     continue
                 scaled = d1 + self.delta * (d2 - d1)
                 out.append(InputPair(d1.copy(), scaled, f"{name} (n={n})"))
+        if domain is not None:
+            out = [p for p in out if _inside(domain, p.d1) and _inside(domain, p.d2)]
         for pair in out:
             yield pair
             if both_orders:
                 yield pair.swapped()
+
+
+def _domain_lengths(domain: Any, lengths: tuple[int, ...]) -> tuple[int, ...]:
+    length = getattr(domain, "length", None)
+    if isinstance(length, int):
+        return (length,)
+    if isinstance(length, tuple):
+        lo, hi = length
+        kept = tuple(n for n in lengths if lo <= n <= hi)
+        return kept or (max(lo, min(hi, max(lengths))),)
+    return lengths
+
+
+def _inside(domain: Any, x: np.ndarray) -> bool:
+    lo, hi = getattr(domain, "low", -np.inf), getattr(domain, "high", np.inf)
+    return bool(np.all(x >= lo) and np.all(x <= hi))
 
 
 def all_differ(delta: float = 1.0) -> Neighbors:

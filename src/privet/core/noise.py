@@ -90,11 +90,13 @@ class Dist:
     def event_shape(self) -> Shape:
         if self.kind == "discrete":
             return tuple(np.asarray(self.params["values"]).shape[1:])
+        if self.kind == "permutation":
+            return (int(self.params["m"]),)
         return ()
 
     @property
     def is_finite(self) -> bool:
-        if self.kind in ("bernoulli", "discrete"):
+        if self.kind in ("bernoulli", "discrete", "permutation"):
             return True
         if self.kind == "geometric":
             return self.params.get("low") is not None and self.params.get("high") is not None
@@ -102,7 +104,7 @@ class Dist:
 
     @property
     def is_discrete(self) -> bool:
-        return self.kind in ("bernoulli", "discrete", "geometric")
+        return self.kind in ("bernoulli", "discrete", "geometric", "permutation")
 
     # -- sampling ----------------------------------------------------------------------
     def sample(self, rng: np.random.Generator, shape: Shape) -> np.ndarray:
@@ -119,21 +121,37 @@ class Dist:
         if k == "bernoulli":
             return (rng.random(size=shape) < float(p["p"])).astype(np.int64)
         if k == "geometric":
-            alpha = float(p["alpha"])
-            # difference of two i.i.d. one-sided geometrics is two-sided geometric
-            g1 = rng.geometric(1.0 - alpha, size=shape) - 1
-            g2 = rng.geometric(1.0 - alpha, size=shape) - 1
-            out = (g1 - g2).astype(np.int64)
             lo, hi = p.get("low"), p.get("high")
+            if lo is not None and hi is not None:
+                return self._inverse_cdf(rng, shape)
+            # two-sided geometric = difference of two one-sided geometrics, each the floor of
+            # an exponential with rate -ln(alpha)
+            rate = -math.log(float(p["alpha"]))
+            g1 = np.floor(rng.standard_exponential(shape) / rate)
+            g2 = np.floor(rng.standard_exponential(shape) / rate)
+            out = (g1 - g2).astype(np.int64)
             if lo is not None or hi is not None:
                 out = np.clip(out, lo, hi)
             return out
+        if k == "permutation":
+            return np.argsort(rng.random((*shape, int(p["m"]))), axis=-1)
         if k == "discrete":
             values = np.asarray(p["values"])
             probs = np.asarray([float(q) for q in p["probs"]])
-            idx = rng.choice(len(values), size=shape, p=probs / probs.sum())
-            return values[idx]
+            if np.all(probs == probs[0]):
+                return values[rng.integers(0, len(values), size=shape)]
+            return values[self._inverse_cdf(rng, shape, index=True)]
         raise NoiseError(f"unknown noise family {k!r}.")  # pragma: no cover
+
+    def _inverse_cdf(self, rng: np.random.Generator, shape: Shape, index: bool = False
+                     ) -> np.ndarray:
+        """One uniform per draw through the cumulative distribution of a finite support."""
+        values, probs = self.support()
+        cdf = np.cumsum(np.asarray(probs, dtype=float))
+        cdf /= cdf[-1]
+        idx = np.minimum(np.searchsorted(cdf, rng.random(size=shape), side="right"),
+                         len(cdf) - 1)
+        return idx if index else np.asarray(values)[idx]
 
     # -- exact support -------------------------------------------------------------------
     def support(self, exact: bool = False) -> tuple[np.ndarray, list]:
@@ -148,6 +166,10 @@ class Dist:
         if self.kind == "bernoulli":
             q = num(p["p"])
             return np.array([0, 1], dtype=np.int64), [1 - q, q]
+        if self.kind == "permutation":
+            m = int(p["m"])
+            values = np.array(list(itertools.permutations(range(m))), dtype=np.int64)
+            return values, [num(1) / math.factorial(m)] * len(values)
         if self.kind == "discrete":
             values = np.asarray(p["values"])
             probs = [num(q) for q in p["probs"]]
@@ -307,10 +329,13 @@ class Noise:
     def permutation(self, m: int) -> np.ndarray:
         """A uniformly random permutation of 0..m-1 per sample, shape ``(size, m)``.
 
-        Useful for uniform tie-breaking that exact enumeration can still see through.
+        Useful for uniform tie-breaking that exact enumeration can still see through (its
+        support has m! outcomes). Sampling is an argsort of uniforms.
         """
-        perms = np.array(list(itertools.permutations(range(int(m)))), dtype=np.int64)
-        return self.discrete(perms)
+        m = int(m)
+        if m < 1:
+            raise NoiseError(f"a permutation needs m >= 1 elements, got {m}.")
+        return self._draw(Dist("permutation", {"m": m}), ())
 
 
 class Sampler(Noise):
@@ -366,6 +391,7 @@ class Replay(Noise):
         if self.recording:
             assert self.source is not None
             values = self.source._draw(dist, shape)
+            values.flags.writeable = False  # an in-place edit would corrupt the tape
             self.tape.entries.append((dist, shape, values))
             return values
         i = self.position
@@ -474,7 +500,7 @@ class Enumerate(Noise):
             )
         self.size = grid
         tape = Tape()
-        weight = np.ones(grid, dtype=object) if self.exact else np.ones(grid)
+        per_coord: list[np.ndarray] = []  # one probability vector per scalar noise coordinate
         stride = grid
         for dist, shape, values, probs in factors:
             ncoord = int(np.prod(shape, dtype=np.int64))
@@ -483,19 +509,56 @@ class Enumerate(Noise):
             for c in range(ncoord):
                 stride //= k
                 idx[:, c] = (np.arange(grid, dtype=np.int64) // stride) % k
-            pr = np.array(probs, dtype=object) if self.exact else np.asarray(probs, dtype=float)
-            if ncoord:
-                weight = weight * np.prod(pr[idx], axis=1)
+                per_coord.append(probs)
             vals = values[idx].reshape((grid, *shape, *values.shape[1:]))
             tape.entries.append((dist, shape, vals))
+        self.weights = _joint_weights(per_coord, self.exact)
         self._replay = Replay(tape)
         self._replay.size = grid
-        self.weights = weight
 
     def rewind(self) -> Enumerate:
         if self._replay is not None:
             self._replay.rewind()
         return self
+
+
+def _joint_weights(per_coord: list, exact: bool) -> Any:
+    """Joint probabilities of the mixed-radix grid (first coordinate slowest): the Kronecker
+    product of the per-coordinate probability vectors. Exact weights are integer numerators
+    over a common denominator (int64 when they fit, Python ints otherwise), divided once."""
+    if not exact:
+        weight = np.ones(1)
+        for probs in per_coord:
+            weight = np.kron(weight, np.asarray(probs, dtype=float))
+        return weight
+    denominator = 1
+    numerators = []
+    for probs in per_coord:
+        d = math.lcm(*(Fraction(q).denominator for q in probs))
+        numerators.append([int(Fraction(q) * d) for q in probs])
+        denominator *= d
+    bits = sum(max(n).bit_length() for n in numerators) if numerators else 0
+    dtype = np.int64 if bits < 62 else object
+    weight = np.ones(1, dtype=dtype)
+    for nums in numerators:
+        weight = np.kron(weight, np.array(nums, dtype=dtype))
+    return ExactWeights(weight, denominator)
+
+
+@dataclass(frozen=True)
+class ExactWeights:
+    """Exact joint probabilities: ``numerators / denominator``."""
+
+    numerators: np.ndarray
+    denominator: int
+
+    def __len__(self) -> int:
+        return len(self.numerators)
+
+    def __getitem__(self, i) -> Any:
+        if isinstance(i, (int, np.integer)):
+            return Fraction(int(self.numerators[i]), self.denominator)
+        return ExactWeights(self.numerators[i], self.denominator)
 
 
 def enumerate_outputs(
@@ -515,18 +578,36 @@ def enumerate_outputs(
     return group_outputs(outputs, noise.weights, grid_size=noise.size)
 
 
+def _row_codes(flat: np.ndarray) -> np.ndarray:
+    """One int64 code per row, equal exactly when the rows are equal (mixed radix over the
+    per-column value codes; falls back to a structured sort for very wide rows)."""
+    codes = np.zeros(flat.shape[0], dtype=np.int64)
+    radix = 1
+    for j in range(flat.shape[1]):
+        _, col = np.unique(flat[:, j], return_inverse=True)
+        k = int(col.max()) + 1 if col.size else 1
+        if radix * k >= 2**62:
+            return np.unique(flat, axis=0, return_inverse=True)[1].ravel()
+        codes = codes * k + col.ravel()
+        radix *= k
+    return codes
+
+
 def group_outputs(outputs: np.ndarray, weights, grid_size: int) -> Distribution:
-    """Sum ``weights`` of equal output rows (sorting, not per-row Python)."""
+    """Sum ``weights`` of equal output rows: one sort of integer row codes, then segment sums."""
     n = outputs.shape[0]
     flat = outputs.reshape(n, -1) if outputs.ndim > 1 else outputs.reshape(n, 1)
-    uniq, inverse = np.unique(flat, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    if isinstance(weights, np.ndarray) and weights.dtype == object:
-        order = np.argsort(inverse, kind="stable")
-        starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
-        sums = np.add.reduceat(weights[order], starts) if n else np.array([], dtype=object)
-        probs = tuple(Fraction(s) for s in sums)
+    codes = _row_codes(flat)
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0]) if n else \
+        np.array([], dtype=np.int64)
+    uniq = flat[order[starts]]
+    if isinstance(weights, ExactWeights):
+        nums = weights.numerators
+        sums = np.add.reduceat(nums[order], starts) if n else np.array([], dtype=nums.dtype)
+        probs = tuple(Fraction(int(v), weights.denominator) for v in sums)
     else:
-        probs = tuple(np.bincount(inverse, weights=weights, minlength=len(uniq)).tolist())
+        w = np.asarray(weights, dtype=float)
+        probs = tuple(np.add.reduceat(w[order], starts).tolist()) if n else ()
     shaped = uniq.reshape((len(uniq), *outputs.shape[1:])) if outputs.ndim > 1 else uniq[:, 0]
     return Distribution(outputs=shaped, probs=probs, grid_size=grid_size)

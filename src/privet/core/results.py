@@ -230,3 +230,165 @@ class SuiteRow:
     figure: float | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+
+
+# === detect results ===
+@result_type
+@dataclass(frozen=True)
+class DetectResult:
+    """``privet.detect``: StatDP's test of one mechanism at one test epsilon.
+
+    ``verdict`` is "violation found (p = ...)" or "no violation found"; ``p_value`` is the
+    final test's (fresh samples) of the selected (D1, D2, args, event); ``counterexample``
+    is that witness when the test rejects at ``alpha``, else None. ``candidates`` are the
+    best events of the best-scoring input pairs, each with its own final-test p-value.
+    ``curve`` holds the p-value curve when test epsilons were given; ``arg_path`` says how
+    the arguments were found: "maxsmt", "grid", "given" or "defaults".
+    """
+
+    mechanism: str
+    claimed_epsilon: float | None
+    test_epsilon: float
+    verdict: str
+    p_value: float
+    counterexample: Counterexample | None = None
+    candidates: tuple = ()
+    curve: PValueCurve | None = None
+    arg_path: str = "defaults"
+    seed: int | None = None
+    seconds: float | None = None
+    alpha: float = 0.05
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violation(self) -> bool:
+        return self.p_value < self.alpha
+# === end detect results ===
+
+
+# === synth results ===
+@result_type
+@dataclass(frozen=True)
+class Completion:
+    """One completion of a sketch (KOLAHAL Sec. IV.D): an expression per hole and its evidence.
+
+    ``passed`` is the final check: "no violation found" by the tester at the target ε, or
+    "verified" by exact enumeration (discrete noise, over the checked pairs) -- never
+    "private". ``tightness`` is the mean over settings of max |log L| / ε at the examples,
+    ``magnitude`` the summed noise scale over the settings (the ranking keys).
+    """
+
+    exprs: tuple
+    rank: int | None
+    preliminary_rank: int
+    passed: bool | None
+    verdict: str
+    method: str = ""
+    p_value: float | None = None
+    exact_epsilon: float | None = None
+    violations: int = 0
+    tightness: float = 0.0
+    magnitude: float = 0.0
+    scales: tuple = ()
+    losses: dict = field(default_factory=dict)
+    counterexample: Counterexample | None = None
+    details: dict = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return "(" + ", ".join(str(e) for e in self.exprs) + ")"
+
+
+@result_type
+@dataclass(frozen=True)
+class SynthResult:
+    """The ranked completions of a sketch, with phase times and the noopt baseline.
+
+    ``completions`` holds the checked candidates: those that passed, by final rank, then the
+    rejected ones with the counterexample that rejected them. ``status`` is "found" or
+    "no completion found". ``textbook_rank`` is the final rank of the first expected answer
+    the sketch lists (None when it was not among the passing completions).
+    """
+
+    sketch: str
+    holes: tuple
+    families: tuple
+    epsilon: float
+    grammar: str
+    status: str
+    completions: tuple
+    examples: tuple = ()
+    region: dict = field(default_factory=dict)
+    times: dict = field(default_factory=dict)
+    n_candidates: int = 0
+    grammar_size: int = 0
+    textbook: tuple = ()
+    textbook_rank: int | None = None
+    textbook_preliminary_rank: int | None = None
+    baseline: dict | None = None
+    seed: int | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def best(self) -> Completion | None:
+        ok = [c for c in self.completions if c.passed]
+        return ok[0] if ok else None
+
+    def mechanisms(self) -> list:
+        """The passing completions as runnable privet mechanisms (needs the sketch object)."""
+        sk = getattr(self, "_sketch", None)
+        if sk is None:
+            from .errors import PrivetError
+
+            raise PrivetError("this result was loaded from JSON; call "
+                              "sketch.complete_from(completion.exprs) instead.")
+        return [sk.complete_from(c.exprs) for c in self.completions if c.passed]
+# === end synth results ===
+
+
+# === pufferfish results ===
+@result_type
+@dataclass(frozen=True)
+class PufferfishVerdict:
+    """A Pufferfish (or DP) verdict on an HMM scenario (FAIER, Algorithm 1).
+
+    ``status``: ``verified`` (no violating observation sequence of length <= ``k``, for
+    every pair and every parameter value in the domain), ``violated`` (``counterexample``
+    is a sequence whose exact probabilities ``probabilities`` under ``pair`` break
+    e^epsilon, at ``parameters``), or ``unknown`` (the solver gave up; nothing is claimed).
+    ``solver`` names the path that decided it; ``ratio`` is the exact probability ratio of
+    the counterexample (or the largest ratio seen, when the exact path computed it).
+    """
+
+    scenario: str
+    status: str
+    k: int
+    epsilon: float
+    epsilon_text: str = ""
+    counterexample: tuple | None = None
+    pair: tuple | None = None
+    parameters: dict = field(default_factory=dict)
+    probabilities: tuple | None = None
+    ratio: Any = None
+    solver: str = ""
+    seconds: float | None = None
+    message: str = ""
+    details: dict = field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        return self.status == "verified"
+
+    @property
+    def violated(self) -> bool:
+        return self.status == "violated"
+
+    def describe(self) -> str:
+        if self.status == "verified":
+            return (f"verified: {self.epsilon_text}-Pufferfish privacy holds for every "
+                    f"observation sequence of length <= {self.k}")
+        if self.status == "violated":
+            at = ", ".join(f"{k} = {v}" for k, v in self.parameters.items())
+            return (f"violated: sequence {list(self.counterexample or ())} under "
+                    f"{self.pair}" + (f" at {at}" if at else ""))
+        return f"unknown at length {self.k}: {self.message}"
+# === end pufferfish results ===
