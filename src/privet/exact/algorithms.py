@@ -1,0 +1,861 @@
+"""INFERENCE, ExactDP and ExactAcc (Algorithms 1-3 of the WMC paper) and the hockey-stick delta.
+
+A *target* is either a native privet :class:`~privet.core.mechanism.Mechanism` with finite
+discrete noise (inference by the foundation's ``Enumerate`` interpreter, one enumeration per
+input) or a BDD-language :class:`~privet.exact.bdd.Program` (inference by weighted model
+counting on one compiled BDD, inputs conditioned per query).
+
+Exhaustive sets are the default: every input of the domain grid, every ordered neighbor
+pair (x, x'), every output y (Sec. III-B). Restricted privacy sets (Def. 4) are lists of
+triples (x, x', y); restricted accuracy sets (Def. 5) are lists of inputs.
+
+Exactness: with ``fractions=True`` every probability is exact (Fractions for Enumerate,
+integers over one common denominator for the BDD). The maximum likelihood ratio is first
+located with float logarithms of those exact values (correctly rounded, so every triple
+whose exact ratio could be the maximum lies within a relative 1e-9 of the float maximum),
+then decided exactly among those candidates (grouped by their exact value).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import (
+    GridTooLargeError,
+    InputError,
+    NeighborError,
+    NotEnumerableError,
+    ParameterError,
+    PrivetError,
+)
+from ..core.mechanism import Mechanism
+from ..core.neighbors import TOL, Neighbors
+from ..core.noise import DEFAULT_ENUMERATION_CAP
+from .bdd import Compiled, Program
+
+LOG_TOL = 1e-9           # relative tolerance of the float screen before exact comparison
+DEFAULT_INPUT_CAP = 1 << 16
+PAIR_CHUNK_ENTRIES = 1 << 20
+BDD_CHUNK_ENTRIES = 1 << 18
+TABLE_CAP = 1 << 26        # dense |X| x |Y| entries of an exhaustive inference table
+
+
+# ------------------------------------------------------------------------------------------
+# Targets
+# ------------------------------------------------------------------------------------------
+
+@dataclass
+class Target:
+    """A mechanism or program with the backend that answers its inference queries."""
+
+    obj: Mechanism | Program
+    backend: str                    # enumerate | bdd | bdd-fixed
+    exact: bool
+    args: dict
+    cap: int
+    compiled: Compiled | None = None
+    length: int | None = None
+    compile_seconds: float = 0.0
+    solver_runs: int = 0
+    _dists: dict = field(default_factory=dict)
+    _grid: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.obj.name
+
+    @property
+    def neighbors(self) -> Neighbors:
+        return self.obj.neighbors
+
+    @property
+    def claimed_epsilon(self) -> float | None:
+        return self.obj.epsilon
+
+    def bdd_size(self) -> int | None:
+        return None if self.compiled is None else self.compiled.size
+
+    # -- one input's whole distribution ------------------------------------------------------
+    def distribution(self, x: tuple) -> dict:
+        """``{output key: probability}`` of input ``x`` (cached)."""
+        if x in self._dists:
+            return self._dists[x]
+        if self.backend == "enumerate":
+            mech = self.obj
+            assert isinstance(mech, Mechanism)
+            try:
+                if self.exact:
+                    out = _enumerate_exact(mech, x, self.args, self.cap, self._grid)
+                    self.solver_runs += 1
+                    self._dists[x] = out
+                    return out
+                d = mech.distribution(np.asarray(x), self.args, exact=False, cap=self.cap)
+            except NotEnumerableError as err:
+                raise NotEnumerableError(
+                    f"exact inference needs finite discrete noise, but mechanism {mech.name!r} "
+                    f"has {err}"
+                ) from None
+            except GridTooLargeError as err:
+                raise GridTooLargeError(f"mechanism {mech.name!r}: {err}") from None
+        elif self.backend == "bdd-fixed":
+            prog = self.obj
+            assert isinstance(prog, Program)
+            c = prog.compile(self.args, exact=self.exact, x=x)
+            self.compiled = c
+            d = c.distribution(x)
+        else:
+            assert self.compiled is not None
+            d = self.compiled.distribution(x)
+        self.solver_runs += 1
+        out = d.as_dict()
+        out = {(k if not isinstance(k, tuple) or len(k) != 1 else k[0]): v
+               for k, v in out.items()}
+        self._dists[x] = out
+        return out
+
+
+def _enumerate_exact(mech: Mechanism, x: tuple, args: dict, cap: int,
+                     cache: dict | None = None) -> dict:
+    """Exact output distribution of ``mech`` on ``x`` with integer weights.
+
+    Same joint grid as the foundation's ``Enumerate`` (every outcome of every draw), but
+    each draw's probabilities are integers over the draw's common denominator, so joint
+    weights are int64 (or Python int) products instead of Fraction products.
+    """
+    from ..core.noise import Tape, _Probe
+
+    data = mech.domain.check(np.asarray(x))
+    resolved = mech.resolve_args(args)
+
+    def run(noise):
+        return mech.run(noise, data, resolved, check_input=False)
+
+    probe = _Probe()
+    run(probe)
+    cached = None if cache is None else cache.get("grid")
+    if cached is not None and len(cached[0]) == len(probe.draws) and all(
+            d.same_as(cd) and sh == csh
+            for (d, sh), (cd, csh) in zip(probe.draws, cached[0])):
+        # the joint noise grid does not depend on the input: reuse it
+        _, tape, weight, total_den, grid = cached
+        return _group_exact(run, tape, weight, total_den, grid)
+    factors = []
+    for i, (dist, shape) in enumerate(probe.draws):
+        try:
+            values, probs = dist.support(exact=True)
+        except NotEnumerableError as err:
+            raise NotEnumerableError(f"draw #{i + 1}: {err}") from None
+        den = math.lcm(*[Fraction(q).denominator for q in probs])
+        nums = [int(Fraction(q) * den) for q in probs]
+        factors.append((dist, shape, np.asarray(values), nums, den))
+    grid, total_den = 1, 1
+    for _, shape, values, _, den in factors:
+        c = int(np.prod(shape, dtype=np.int64))
+        grid *= len(values) ** c
+        total_den *= den ** c
+    if grid > cap:
+        raise GridTooLargeError(
+            f"exact enumeration needs {grid:,} joint noise outcomes, above the cap of "
+            f"{cap:,}; raise cap= or use the BDD backend (privet.exact.bdd programs)."
+        )
+    big = total_den >= (1 << 62)
+    weight = np.ones(grid, dtype=object if big else np.int64)
+    tape = Tape()
+    stride = grid
+    for dist, shape, values, nums, _ in factors:
+        ncoord = int(np.prod(shape, dtype=np.int64))
+        k = len(values)
+        idx = np.empty((grid, ncoord), dtype=np.int64)
+        for c in range(ncoord):
+            stride //= k
+            idx[:, c] = (np.arange(grid, dtype=np.int64) // stride) % k
+        pr = np.asarray(nums, dtype=object if big else np.int64)
+        for c in range(ncoord):
+            weight = weight * pr[idx[:, c]]
+        tape.entries.append((dist, shape, values[idx].reshape((grid, *shape,
+                                                                 *values.shape[1:]))))
+    if cache is not None:
+        cache["grid"] = (list(probe.draws), tape, weight, total_den, grid)
+    return _group_exact(run, tape, weight, total_den, grid)
+
+
+def _group_exact(run, tape, weight, total_den: int, grid: int) -> dict:
+    from ..core.noise import Replay
+
+    replay = Replay(tape)
+    replay.rewind()
+    replay.size = grid
+    outputs = np.asarray(run(replay))
+    flat = outputs.reshape(grid, -1)
+    if flat.shape[1] == 1:
+        order = np.argsort(flat[:, 0], kind="stable")
+    else:
+        order = np.lexsort(flat.T[::-1])
+    srt = flat[order]
+    starts = np.flatnonzero(np.r_[True, np.any(srt[1:] != srt[:-1], axis=1)])
+    uniq = srt[starts]
+    sums = np.add.reduceat(weight[order], starts)
+    out = {}
+    for row, s in zip(uniq, sums):
+        if s == 0:
+            continue
+        key = _key(row.tolist())
+        out[key] = Fraction(int(s), total_den)
+    return out
+
+
+def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
+                args: Mapping[str, Any] | None = None,
+                cap: int = DEFAULT_ENUMERATION_CAP, length: int | None = None) -> Target:
+    """Resolve ``obj`` (Mechanism or Program) and ``backend`` into a :class:`Target`.
+
+    A library mechanism of the WMC/FAIER benchmarks also runs on the BDD backend through
+    its BDD-language twin (:func:`privet.exact.programs.for_mechanism`).
+    """
+    t = _make_target(obj, backend, fractions, args, cap, length)
+    if t.length is None:
+        t.length = length
+    return t
+
+
+def _make_target(obj: Any, backend: str, fractions: bool, args: Mapping[str, Any] | None,
+                 cap: int, length: int | None) -> Target:
+    if backend not in ("auto", "enumerate", "bdd", "bdd-fixed"):
+        raise ParameterError(f"unknown backend {backend!r}; use auto, enumerate, bdd or "
+                             "bdd-fixed.")
+    if isinstance(obj, Program):
+        if backend == "enumerate":
+            backend = "bdd-fixed"
+        elif backend == "auto":
+            backend = "bdd"
+        t = Target(obj, backend, fractions, dict(args or {}), cap)
+        if backend == "bdd":
+            start = time.perf_counter()
+            t.compiled = obj.compile(args, exact=fractions)
+            t.compile_seconds = time.perf_counter() - start
+        return t
+    if isinstance(obj, Mechanism):
+        if backend in ("bdd", "bdd-fixed"):
+            from .programs import for_mechanism
+
+            bdd_version = for_mechanism(obj, length, args)
+            if bdd_version is None:
+                raise ParameterError(
+                    f"the BDD backend needs a BDD-language program, and mechanism "
+                    f"{obj.name!r} is plain NumPy code; write it with privet.exact.bdd.program "
+                    "(see privet.exact.programs) or use backend='enumerate'."
+                )
+            return _make_target(bdd_version, backend, fractions, None, cap, length)
+        obj.require("enumerate", "privet.exact")
+        resolved = obj.resolve_args(args) if args else dict(obj.args)
+        return Target(obj, "enumerate", fractions, dict(resolved), cap)
+    raise PrivetError(f"privet.exact needs a privet mechanism or a BDD program, got {obj!r}.")
+
+
+# ------------------------------------------------------------------------------------------
+# Input domains and neighbor pairs
+# ------------------------------------------------------------------------------------------
+
+def input_grid(target: Target, inputs: Iterable | None = None,
+               input_cap: int = DEFAULT_INPUT_CAP) -> np.ndarray:
+    """The inputs to enumerate: the user's list, or the mechanism's whole integer domain."""
+    if inputs is not None:
+        rows = [tuple(np.asarray(x).ravel().tolist()) for x in inputs]
+        if not rows:
+            raise InputError("the list of inputs is empty.")
+        if len({len(r) for r in rows}) != 1:
+            raise InputError("all inputs must have the same length.")
+        for r in rows:
+            _check_input(target, r)
+        return np.asarray(rows)
+    obj = target.obj
+    if isinstance(obj, Program):
+        length, values = obj.length, list(range(obj.low, obj.high + 1))
+    else:
+        dom = obj.domain
+        length = target.length if target.length is not None else dom.length
+        if isinstance(dom.length, tuple) and isinstance(length, int) and not (
+                dom.length[0] <= length <= dom.length[1]):
+            raise InputError(f"length {length} is outside the domain's "
+                             f"{dom.length[0]}..{dom.length[1]}.")
+        if not (dom.integer and isinstance(length, int) and math.isfinite(dom.low)
+                and math.isfinite(dom.high)):
+            raise InputError(
+                f"mechanism {obj.name!r} has the domain '{dom.describe()}', which cannot be "
+                "enumerated; give length=n (when only the length is open), inputs=[...], or "
+                "an integer Domain(length=n, low=.., high=..)."
+            )
+        values = list(range(int(dom.low), int(dom.high) + 1))
+    total = len(values) ** length
+    if total > input_cap:
+        raise GridTooLargeError(
+            f"the input domain of {obj.name!r} has {total:,} inputs, above the cap of "
+            f"{input_cap:,}; restrict it with inputs=/pairs= (e.g. the symmetry sets of "
+            "privet.exact.sets) or raise input_cap."
+        )
+    grid = np.array(list(itertools.product(values, repeat=length)), dtype=np.int64)
+    return grid.reshape(total, length)
+
+
+def _check_input(target: Target, x: tuple) -> None:
+    obj = target.obj
+    if isinstance(obj, Program):
+        obj.check_input(x)
+    else:
+        obj.domain.check(np.asarray(x))
+
+
+def neighbor_pairs(neighbors: Neighbors, xs: np.ndarray, chunk: int = 256
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair (i, j), i != j, of rows of ``xs`` that are neighbors (vectorized)."""
+    n = len(xs)
+    X = np.asarray(xs, dtype=float)
+    if neighbors.kind == "add_remove":
+        raise NeighborError(
+            "add/remove neighbors change the input length; give the pairs to check with pairs=."
+        )
+    if neighbors.kind == "custom":
+        if n * n > 4_000_000:
+            raise GridTooLargeError(
+                f"a custom neighbor relation needs {n * n:,} predicate calls; give pairs=."
+            )
+        I, J = [], []
+        for i in range(n):
+            for j in range(n):
+                if i != j and neighbors.are_neighbors(X[i], X[j]):
+                    I.append(i)
+                    J.append(j)
+        return np.asarray(I, dtype=np.int64), np.asarray(J, dtype=np.int64)
+    fast = _integer_neighbor_pairs(neighbors, X)
+    if fast is not None:
+        return fast
+    Is, Js = [], []
+    for s in range(0, n, chunk):
+        diff = np.abs(X[s:s + chunk, None, :] - X[None, :, :])
+        changed = (diff > TOL).sum(axis=2)
+        if neighbors.kind == "all_differ":
+            ok = np.all(diff <= neighbors.delta + TOL, axis=2)
+        elif neighbors.kind == "one_differs":
+            ok = (changed <= 1) & np.all(diff <= neighbors.delta + TOL, axis=2)
+        else:  # replace_one
+            ok = changed <= 1
+        ok &= changed > 0
+        ii, jj = np.nonzero(ok)
+        Is.append(ii + s)
+        Js.append(jj)
+    return np.concatenate(Is), np.concatenate(Js)
+
+
+def _integer_neighbor_pairs(neighbors: Neighbors, X: np.ndarray, budget: int = 60_000_000
+                            ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Neighbor pairs of an integer grid by offsets and key lookup (None: not applicable).
+
+    Each row gets a mixed-radix integer key; a candidate neighbor is the row plus an
+    integer offset vector allowed by the relation, kept when its key is a row's key.
+    """
+    if X.size == 0 or not np.all(X == np.round(X)):
+        return None
+    Xi = X.astype(np.int64)
+    n, m = Xi.shape
+    lo, hi = Xi.min(axis=0), Xi.max(axis=0)
+    span = hi - lo + 1
+    if float(np.prod(span.astype(float))) > 2**62:
+        return None
+    stride = np.cumprod(np.r_[1, span[:-1]]).astype(np.int64)
+    keys = (Xi - lo) @ stride
+    order = np.argsort(keys)
+    skeys = keys[order]
+    D = int(math.floor(neighbors.delta + TOL))
+    if neighbors.kind == "all_differ":
+        if (2 * D + 1) ** m * n > budget:
+            return None
+        offs = np.array([o for o in itertools.product(range(-D, D + 1), repeat=m) if any(o)],
+                        dtype=np.int64)
+    else:
+        rng = int(span.max()) - 1 if neighbors.kind == "replace_one" else D
+        single = [(j, d) for j in range(m) for d in range(-rng, rng + 1) if d]
+        if len(single) * n > budget:
+            return None
+        offs = np.zeros((len(single), m), dtype=np.int64)
+        for r, (j, d) in enumerate(single):
+            offs[r, j] = d
+    if len(offs) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    Is, Js = [], []
+    step = max(1, 4_000_000 // max(n * m, 1))
+    for s in range(0, len(offs), step):
+        off = offs[s:s + step]
+        Y = Xi[:, None, :] + off[None, :, :]
+        ok = np.all((Y >= lo) & (Y <= hi), axis=2)
+        yk = (Y - lo) @ stride
+        pos = np.searchsorted(skeys, yk)
+        pos = np.minimum(pos, n - 1)
+        found = ok & (skeys[pos] == yk)
+        ii, oo = np.nonzero(found)
+        Is.append(ii)
+        Js.append(order[pos[ii, oo]])
+    I = np.concatenate(Is)
+    J = np.concatenate(Js)
+    srt = np.lexsort((J, I))
+    return I[srt], J[srt]
+
+
+# ------------------------------------------------------------------------------------------
+# INFERENCE (Algorithm 1)
+# ------------------------------------------------------------------------------------------
+
+@dataclass
+class Table:
+    """M of Algorithm 1 on a dense set X x Y: float log-probabilities and exact values.
+
+    ``exact`` holds integers over ``denominator`` (BDD) or Fractions (denominator 1).
+    """
+
+    xs: np.ndarray
+    ys: list
+    logp: np.ndarray
+    exact: np.ndarray | None
+    denominator: int = 1
+    seconds: float = 0.0
+    interrupted: bool = False
+
+    def value(self, i: int, k: int) -> Any:
+        if self.exact is None:
+            return float(np.exp(self.logp[i, k]))
+        return _fr(self.exact[i, k]) / self.denominator
+
+
+def _progress(enabled: bool, total: int, what: str):
+    if not enabled:
+        return contextlib.nullcontext(None)
+    from rich.progress import Progress
+
+    class _P:
+        def __enter__(self):
+            self.p = Progress(transient=True)
+            self.p.__enter__()
+            self.task = self.p.add_task(what, total=total)
+            return self
+
+        def __exit__(self, *a):
+            return self.p.__exit__(*a)
+
+        def advance(self, k=1):
+            self.p.advance(self.task, k)
+
+    return _P()
+
+
+def _exact_log(v: Any) -> float:
+    """log of a non-negative int or Fraction (no float underflow); -inf for 0."""
+    if v == 0:
+        return -math.inf
+    if isinstance(v, Fraction):
+        return math.log(v.numerator) - math.log(v.denominator)
+    return math.log(int(v))
+
+
+def _key(y: Any) -> Any:
+    if isinstance(y, np.ndarray):
+        y = y.tolist()
+    if isinstance(y, (list, tuple)):
+        return y[0] if len(y) == 1 else tuple(y)
+    if isinstance(y, (np.integer, np.floating)):
+        return y.item()
+    return y
+
+
+def inference_dense(target: Target, xs: np.ndarray, progress: bool = False) -> Table:
+    """Algorithm 1 on the exhaustive inference set ``xs`` x (every output)."""
+    start = time.perf_counter()
+    if target.backend == "bdd":
+        c = target.compiled
+        assert c is not None
+        N, K = len(xs), c.output_count
+        _check_table(N, K, target.name)
+        ys = c.output_space()
+        Y = np.asarray(ys, dtype=np.int64)
+        logp = np.empty((N, K))
+        ex = None
+        if target.exact:
+            ex = np.empty((N, K), dtype=object if c.denominator >= (1 << 62) else np.int64)
+        rows = max(1, BDD_CHUNK_ENTRIES // max(K, 1))
+        with _progress(progress, N, "inference (BDD)") as bar:
+            for s in range(0, N, rows):
+                xc = np.asarray(xs[s:s + rows], dtype=np.int64)
+                XX = np.repeat(xc, K, axis=0)
+                YY = np.tile(Y, (len(xc), 1))
+                lp, sc = c.probs(XX, YY)
+                logp[s:s + len(xc)] = lp.reshape(len(xc), K)
+                if ex is not None:
+                    ex[s:s + len(xc)] = np.asarray(sc).reshape(len(xc), K)
+                if bar is not None:
+                    bar.advance(len(xc))
+        target.solver_runs += 1
+        keys = [_key(y) for y in ys]
+        if ex is not None:
+            # the float screen is computed from the exact values (correctly rounded logs)
+            logp = _logs_of_exact(ex) - math.log(c.denominator)
+        return Table(np.asarray(xs), keys, logp, ex, c.denominator if ex is not None else 1,
+                     time.perf_counter() - start)
+    dists = []
+    interrupted = False
+    with _progress(progress, len(xs), f"inference ({target.backend})") as bar:
+        try:
+            for x in xs:
+                dists.append(target.distribution(tuple(x.tolist())))
+                if bar is not None:
+                    bar.advance()
+        except KeyboardInterrupt:  # keep the inputs done so far
+            interrupted = True
+            if not dists:
+                raise
+            xs = xs[:len(dists)]
+    keys = sorted({k for d in dists for k in d}, key=_sort_key)
+    col = {k: j for j, k in enumerate(keys)}
+    N, K = len(xs), len(keys)
+    _check_table(N, K, target.name)
+    logp = np.full((N, K), -np.inf)
+    ex = np.full((N, K), Fraction(0), dtype=object) if target.exact else None
+    for i, d in enumerate(dists):
+        for k, p in d.items():
+            j = col[k]
+            if ex is not None:
+                ex[i, j] = p
+                logp[i, j] = _exact_log(p)
+            else:
+                logp[i, j] = math.log(p) if p > 0 else -np.inf
+    return Table(np.asarray(xs), keys, logp, ex, 1, time.perf_counter() - start, interrupted)
+
+
+def _check_table(N: int, K: int, name: str) -> None:
+    if N * K > TABLE_CAP:
+        raise GridTooLargeError(
+            f"the exhaustive inference set of {name!r} has {N:,} inputs x {K:,} outputs = "
+            f"{N * K:,} probabilities, above the cap of {TABLE_CAP:,}; use a restricted "
+            "privacy set (pairs='rr' or pairs=[...]) or fewer inputs."
+        )
+
+
+def _sort_key(k: Any) -> tuple:
+    return (0, k) if not isinstance(k, tuple) else (1, k)
+
+
+def _logs_of_exact(ex: np.ndarray) -> np.ndarray:
+    if ex.dtype != object:
+        with np.errstate(divide="ignore"):
+            return np.log(ex.astype(float))
+    return np.frompyfunc(_exact_log, 1, 1)(ex).astype(float)
+
+
+def inference_points(target: Target, xs: Sequence[tuple], ys: Sequence[Any]
+                     ) -> tuple[np.ndarray, list | None]:
+    """Algorithm 1 on an explicit inference set {(x_i, y_i)}: log-probs and exact values."""
+    if target.backend == "bdd":
+        c = target.compiled
+        assert c is not None
+        Y = np.asarray([np.atleast_1d(np.asarray(y)).tolist() for y in ys], dtype=np.int64)
+        X = np.asarray(xs, dtype=np.int64)
+        lp, sc = c.probs(X, Y)
+        target.solver_runs += 1
+        if sc is None:
+            return lp, None
+        vals = [Fraction(int(v), c.denominator) for v in sc]
+        return np.asarray([_exact_log(v) for v in vals]), vals
+    lps, vals = [], []
+    for x, y in zip(xs, ys):
+        d = target.distribution(tuple(x))
+        p = d.get(_key(y), Fraction(0) if target.exact else 0.0)
+        vals.append(p)
+        lps.append(_exact_log(p) if target.exact else (math.log(p) if p > 0 else -math.inf))
+    return np.asarray(lps, dtype=float), (vals if target.exact else None)
+
+
+# ------------------------------------------------------------------------------------------
+# ExactDP (Algorithm 2)
+# ------------------------------------------------------------------------------------------
+
+@dataclass
+class DPResult:
+    e_epsilon: Any                  # float or Fraction (math.inf when unbounded)
+    witness: tuple                  # (x, x', y)
+    probabilities: tuple            # (P(x)=y, P(x')=y)
+    triples: int
+    pairs: int
+    interrupted: bool = False
+
+
+def _log_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """log(P/P'): IEEE gives -inf - -inf = nan (0/0: skipped), x - -inf = inf, -inf - x = -inf."""
+    with np.errstate(invalid="ignore"):
+        return a - b
+
+
+def _ratio(a: Any, b: Any) -> Any:
+    if b == 0:
+        return math.inf if a != 0 else None
+    return _fr(a) / _fr(b)
+
+
+def _fr(v: Any) -> Fraction:
+    return Fraction(int(v)) if isinstance(v, (int, np.integer)) else Fraction(v)
+
+
+def exact_dp_dense(table: Table, I: np.ndarray, J: np.ndarray, progress: bool = False
+                   ) -> DPResult:
+    """Algorithm 2 over the exhaustive privacy set: every pair (I[p], J[p]) x every output."""
+    if len(I) == 0:
+        raise NeighborError("no two inputs of the checked domain are neighbors.")
+    K = table.logp.shape[1]
+    step = max(1, PAIR_CHUNK_ENTRIES // max(K, 1))
+    best_f = -np.inf
+    best_exact: Any = None
+    loc: tuple[int, int, int] | None = None     # (i, j, k)
+    if table.exact is not None:
+        # exact values -> small integer codes (equal values, equal codes)
+        if table.exact.dtype != object:
+            uvals, inv = np.unique(table.exact.ravel(), return_inverse=True)
+        else:
+            lookup: dict = {}
+            inv = np.fromiter((lookup.setdefault(v, len(lookup))
+                               for v in table.exact.ravel().tolist()), dtype=np.int64,
+                              count=table.exact.size)
+            uvals = np.empty(len(lookup), dtype=object)
+            for v, c in lookup.items():
+                uvals[c] = v
+        codes = inv.reshape(table.exact.shape).astype(np.int64)
+        n_codes = np.int64(len(uvals))
+    if table.interrupted:
+        keep = (I < len(table.xs)) & (J < len(table.xs))
+        I, J = I[keep], J[keep]
+    interrupted = table.interrupted
+    done = 0
+    with _progress(progress, len(I), "ExactDP") as bar, _interruptible() as stop:
+        for s in range(0, len(I), step):
+            if stop.requested:
+                interrupted = True
+                break
+            done = min(len(I), s + step)
+            ii, jj = I[s:s + step], J[s:s + step]
+            R = _log_ratio(table.logp[ii], table.logp[jj])
+            if bar is not None:
+                bar.advance(len(ii))
+            if np.all(np.isnan(R)):
+                continue
+            m = np.nanmax(R)
+            if table.exact is None:
+                if m > best_f:
+                    best_f = m
+                    p, k = np.unravel_index(np.nanargmax(R), R.shape)
+                    loc = (int(ii[p]), int(jj[p]), int(k))
+                continue
+            if m < best_f - LOG_TOL:
+                continue
+            cand_p, cand_k = np.nonzero(R >= m - LOG_TOL)
+            # group candidates by their exact (numerator, denominator) values via value codes
+            keys = codes[ii[cand_p], cand_k] * n_codes + codes[jj[cand_p], cand_k]
+            _, first = np.unique(keys, return_index=True)
+            items = [(uvals[codes[ii[cand_p[f]], cand_k[f]]],
+                      uvals[codes[jj[cand_p[f]], cand_k[f]]], int(f)) for f in first]
+            for a, b, t in items:
+                r = _ratio(a, b)
+                if r is None:
+                    continue
+                if best_exact is None or r > best_exact:
+                    best_exact = r
+                    loc = (int(ii[cand_p[t]]), int(jj[cand_p[t]]), int(cand_k[t]))
+            best_f = max(best_f, m)
+    if loc is None:
+        raise PrivetError("no output has positive probability on any checked pair.")
+    i, j, k = loc
+    if table.exact is None:
+        e: Any = math.exp(best_f) if np.isfinite(best_f) else math.inf
+    else:
+        e = best_exact
+    return DPResult(e, (_plain(table.xs[i]), _plain(table.xs[j]), table.ys[k]),
+                    (table.value(i, k), table.value(j, k)), done * K, done, interrupted)
+
+
+class _Stop:
+    requested = False
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """Turn Ctrl-C into a flag the loop checks, so it stops keeping what it has."""
+    import signal
+    import threading
+
+    stop = _Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum, frame):
+        stop.requested = True
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def exact_dp_triples(target: Target, triples: Sequence[tuple]) -> DPResult:
+    """Algorithm 2 over a restricted privacy set C of triples (x, x', y) (Def. 4)."""
+    if not triples:
+        raise InputError("the privacy set is empty.")
+    from .sets import norm_input
+
+    xs = [norm_input(t[0]) for t in triples]
+    x2s = [norm_input(t[1]) for t in triples]
+    ys = [_key(t[2]) for t in triples]
+    for a, b in dict.fromkeys(zip(xs, x2s)):
+        target.neighbors.check(a, b)
+    # the inference set of Theorem 6: every (x, y) and (x', y) the triples need
+    needed = list(dict.fromkeys(list(zip(xs, ys)) + list(zip(x2s, ys))))
+    lp, vals = inference_points(target, [p[0] for p in needed], [p[1] for p in needed])
+    pos = {p: i for i, p in enumerate(needed)}
+    a = np.asarray([lp[pos[(x, y)]] for x, y in zip(xs, ys)])
+    b = np.asarray([lp[pos[(x, y)]] for x, y in zip(x2s, ys)])
+    R = _log_ratio(a, b)
+    if np.all(np.isnan(R)):
+        raise PrivetError("no output of the privacy set has positive probability.")
+    m = np.nanmax(R)
+    if vals is None:
+        t = int(np.nanargmax(R))
+        e: Any = math.exp(m) if np.isfinite(m) else math.inf
+        pa, pb = math.exp(a[t]), math.exp(b[t])
+    else:
+        best, t = None, -1
+        for c in np.nonzero(R >= m - LOG_TOL)[0]:
+            r = _ratio(vals[pos[(xs[c], ys[c])]], vals[pos[(x2s[c], ys[c])]])
+            if r is not None and (best is None or r > best):
+                best, t = r, int(c)
+        e = best
+        pa, pb = vals[pos[(xs[t], ys[t])]], vals[pos[(x2s[t], ys[t])]]
+    return DPResult(e, (list(xs[t]), list(x2s[t]), ys[t]), (pa, pb), len(triples),
+                    len(set(zip(xs, x2s))))
+
+
+# ------------------------------------------------------------------------------------------
+# ExactAcc (Algorithm 3)
+# ------------------------------------------------------------------------------------------
+
+@dataclass
+class AccResult:
+    one_minus_beta: Any
+    worst: list
+    ranked: list                    # [(x, 1 - beta_x)] ascending
+    inference_size: int
+
+
+def _window(ys_all: Sequence[Any], v: Any, alpha: float) -> list:
+    out = []
+    for y in ys_all:
+        d = np.max(np.abs(np.atleast_1d(np.asarray(y, dtype=float)) -
+                          np.atleast_1d(np.asarray(v, dtype=float))))
+        if d <= alpha + 1e-12:
+            out.append(y)
+    return out
+
+
+def exact_acc(target: Target, alpha: float, inputs: np.ndarray, truth: Callable
+              ) -> AccResult:
+    """Algorithm 3: min over the accuracy set of sum_{|y - V_x| <= alpha} Pr(A(x) = y)."""
+    if alpha < 0:
+        raise ParameterError(f"alpha must be >= 0, got {alpha}.")
+    xs = [tuple(np.asarray(x).ravel().tolist()) for x in inputs]
+    zero: Any = Fraction(0) if target.exact else 0.0
+    if target.backend == "bdd":
+        c = target.compiled
+        assert c is not None
+        space = [_key(y) for y in c.output_space()]
+        pts_x, pts_y, owner = [], [], []
+        for i, x in enumerate(xs):
+            for y in _window(space, truth(np.asarray(x)), alpha):   # Eq. (11) in general
+                pts_x.append(x)
+                pts_y.append(y)
+                owner.append(i)
+        sums = [zero] * len(xs)
+        if pts_x:
+            lp, vals = inference_points(target, pts_x, pts_y)
+            for t, i in enumerate(owner):
+                sums[i] = sums[i] + (vals[t] if vals is not None else math.exp(lp[t]))
+        size = len(pts_x)
+    else:
+        sums, size = [], 0
+        for x in xs:
+            d = target.distribution(x)
+            win = _window(list(d), truth(np.asarray(x)), alpha)
+            size += len(win)
+            sums.append(sum((d[y] for y in win), zero))
+    order = sorted(range(len(xs)), key=lambda i: (sums[i], i))
+    ranked = [(list(xs[i]), sums[i]) for i in order]
+    return AccResult(ranked[0][1], ranked[0][0], ranked, size)
+
+
+# ------------------------------------------------------------------------------------------
+# (epsilon, delta): hockey-stick divergence
+# ------------------------------------------------------------------------------------------
+
+def hockey_stick_dense(table: Table, I: np.ndarray, J: np.ndarray, epsilon: float
+                       ) -> tuple[Any, int, int]:
+    """max over pairs of sum_y max(0, P_x(y) - e^eps P_x'(y)); exact when the table is.
+
+    With exact probabilities e^eps is irrational, so the exact delta is taken with e^eps
+    rounded down to a rational at 1e-15 (an upper bound on the true delta by at most
+    1e-15 * sum P_x'(y) <= 1e-15).
+    """
+    e = math.exp(epsilon)
+    P = np.exp(table.logp)
+    K = P.shape[1]
+    step = max(1, PAIR_CHUNK_ENTRIES // max(K, 1))
+    best, bi = -1.0, 0
+    for s in range(0, len(I), step):
+        ii, jj = I[s:s + step], J[s:s + step]
+        h = np.maximum(P[ii] - e * P[jj], 0.0).sum(axis=1)
+        t = int(np.argmax(h))
+        if h[t] > best:
+            best, bi = float(h[t]), s + t
+    if table.exact is None:
+        return best, int(I[bi]), int(J[bi])
+    ee = Fraction(e).limit_denominator(10**15)
+    ee = min(ee, Fraction(e))
+    i, j = int(I[bi]), int(J[bi])
+    # exact value at the float arg-max and at every pair within float error of it
+    cands = [bi]
+    for s in range(0, len(I), step):
+        ii, jj = I[s:s + step], J[s:s + step]
+        h = np.maximum(P[ii] - e * P[jj], 0.0).sum(axis=1)
+        cands.extend((s + np.nonzero(h >= best - 1e-9)[0]).tolist())
+    bestx: Any = None
+    for c in dict.fromkeys(cands):
+        a, b = int(I[c]), int(J[c])
+        v = sum((max(Fraction(0), _fr(table.exact[a, k]) - ee * _fr(table.exact[b, k]))
+                 for k in range(K)), Fraction(0)) / table.denominator
+        if bestx is None or v > bestx:
+            bestx, i, j = v, a, b
+    return bestx, i, j
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return x
+
+
+__all__ = [
+    "AccResult", "DPResult", "Table", "Target", "exact_acc", "exact_dp_dense",
+    "exact_dp_triples", "hockey_stick_dense", "inference_dense", "inference_points",
+    "input_grid", "make_target", "neighbor_pairs",
+]
