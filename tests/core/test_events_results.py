@@ -39,3 +39,9 @@ def test_results_round_trip_json():
     e = ExactBound("rr", math.log(4), Fraction(4), ((0, 0), (1, 0), (0, 0)), "n=2")
     for r in (cx, b, e):
         assert from_json(to_json(r)) == r
+
+
+def test_occurrences_works_for_every_event_kind():
+    out = np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
+    assert ev.Count(1.0, 2).occurrences(out) == 1
+    assert ev.count_all([ev.Count(0.0, 2), ev.Equals(1.0)], out).tolist() == [1, 2]

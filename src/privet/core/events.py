@@ -81,7 +81,8 @@ class Event:
         d.update({k: _jsonable(v) for k, v in self.__dict__.items()})
         return d
 
-    def count(self, outputs: np.ndarray) -> int:
+    def occurrences(self, outputs: np.ndarray) -> int:
+        """How many output rows fall in the event."""
         return int(np.count_nonzero(self.contains(outputs)))
 
     def __and__(self, other: Event) -> Event:
@@ -278,4 +279,4 @@ def _from_jsonable(v: Any) -> Any:
 
 def count_all(events: Sequence[Event], outputs: np.ndarray) -> np.ndarray:
     """Counts of each event in one batch (a simple reference; engines batch smarter)."""
-    return np.array([e.count(outputs) for e in events], dtype=np.int64)
+    return np.array([e.occurrences(outputs) for e in events], dtype=np.int64)

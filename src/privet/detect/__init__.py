@@ -1,0 +1,225 @@
+"""``privet.detect``: statistical counterexample detection (StatDP, Ding et al., CCS 2018).
+
+Public API (``from privet.detect import ...``; ``privet.detect(...)`` calls :func:`detect`,
+before and after this package is imported, since the package module is callable):
+
+* :func:`detect` -- Algorithm 1: is the mechanism epsilon-DP at a test epsilon? Returns a
+  :class:`~privet.core.results.DetectResult` with a readable counterexample or "no
+  violation found", optionally with the p-value curve over test epsilons.
+* :func:`pvalue_curve` -- Figures 1-4: p-values over test epsilons and their summary (the
+  largest test epsilon rejected at level alpha, a statistical lower bound on epsilon).
+* :func:`select_event` -- Algorithm 3 alone on given samples; :func:`test_event` --
+  Algorithm 2 alone (the final hypothesis test of one event on fresh samples).
+
+Inputs and samples are shared across test epsilons: each input is sampled once for event
+selection and once (fresh, own seed stream) for the final tests.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import types
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core import events as _events
+from ..core.errors import check_epsilon
+from ..core.mechanism import as_mechanism
+from ..core.results import Counterexample, DetectResult, PValueCurve
+from ..stats.hypothesis import pvalues as _pvalues
+from .engine import Session, open_session, run_curve, test_point, verdict_text
+from .space import NoEventError
+from .trace import Trace
+
+MAX_CANDIDATES = 3
+
+
+def _test_epsilon(mech, epsilon) -> float:
+    eps = epsilon if epsilon is not None else mech.epsilon
+    if eps is None:
+        from ..core.errors import ParameterError
+
+        raise ParameterError(
+            f"mechanism {mech.name!r} claims no epsilon: pass the test epsilon (epsilon=...)."
+        )
+    return check_epsilon(eps, "the test epsilon")
+
+
+def _check_curve_eps(test_epsilons: Sequence[float]) -> list[float]:
+    eps = [check_epsilon(e, "every test epsilon") for e in test_epsilons]
+    if not eps:
+        from ..core.errors import ParameterError
+
+        raise ParameterError("test_epsilons is empty.")
+    return eps
+
+
+def _curve(session: Session, eps: list[float], claimed, seconds: float,
+           per_point: list[float]) -> PValueCurve:
+    e, chosen, secs = run_curve(session, eps)
+    ps = tuple(float(c.p_value) for c in chosen)
+    rejected = [x for x, p in zip(e, ps) if p < session.alpha]
+    lb = max(rejected) if rejected else None
+    if claimed is not None and lb is not None and lb >= claimed:
+        verdict = f"violation found: epsilon > {lb:g} (claimed {claimed:g})"
+    elif lb is not None:
+        verdict = f"no violation found at the claimed epsilon; epsilon > {lb:g}"
+    else:
+        verdict = "no violation found"
+    per_point.extend(secs)
+    return PValueCurve(
+        mechanism=session.mech.name, claimed_epsilon=claimed, test_epsilons=tuple(e),
+        p_values=ps, alpha=session.alpha, lower_bound=lb, counterexamples=tuple(chosen),
+        verdict=verdict, seed=session.seed, seconds=seconds + sum(secs),
+        details={"seconds_per_point": secs, "arg_path": session.arg_path,
+                 "schema": session.plan.schema.describe(), "pairs": len(session.pairs),
+                 "inputs": len(session.sources), "candidates": session.n_candidates},
+    )
+
+
+def detect(mechanism: Any, epsilon: float | None = None, *,
+           test_epsilons: Sequence[float] | None = None, inputs=None,
+           args: Mapping[str, Any] | None = None, n_select: int = 100_000,
+           n_final: int = 500_000, alpha: float = 0.05, seed: int | None = None,
+           progress: bool = False, executor: Any = None,
+           max_candidates: int = MAX_CANDIDATES) -> DetectResult:
+    """Test whether ``mechanism`` is ``epsilon``-DP (Algorithm 1 of StatDP).
+
+    ``epsilon`` is the test epsilon (default: the claimed one); the mechanism always runs
+    with its own claimed epsilon. ``inputs``: (d1, d2) pairs (checked against the neighbor
+    relation), default the Table 1 patterns at lengths 5 and 10 (the domain's length when it
+    fixes one). ``args``: fixed non-private arguments, or None to generate them (Sec.
+    4.4.2; ``result.arg_path`` says how). ``n_select`` samples per input select the event
+    (Algorithm 3), ``n_final`` fresh samples per input test it. ``test_epsilons`` adds the
+    p-value curve (sharing all samples). ``max_candidates`` pairs get a final test of their
+    best event (``result.candidates``). ``seed`` replays the run exactly.
+    """
+    t0 = time.perf_counter()
+    mech = as_mechanism(mechanism)
+    eps = _test_epsilon(mech, epsilon)
+    curve_eps = _check_curve_eps(test_epsilons) if test_epsilons is not None else None
+    session = open_session(mech, inputs=inputs, args=args, n_select=n_select, n_final=n_final,
+                           alpha=alpha, seed=seed, progress=progress, executor=executor)
+    try:
+        setup = time.perf_counter() - t0
+        chosen, cands = test_point(session, eps, max_candidates)
+        curve = None
+        per_point: list[float] = []
+        if curve_eps is not None:
+            curve = _curve(session, curve_eps, mech.epsilon, setup, per_point)
+    finally:
+        session.executor.shutdown()
+    p = float(chosen.p_value)
+    return DetectResult(
+        mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
+        verdict=verdict_text(p, session.alpha), p_value=p,
+        counterexample=chosen if p < session.alpha else None, candidates=tuple(cands),
+        curve=curve, arg_path=session.arg_path, seed=session.seed,
+        seconds=time.perf_counter() - t0, alpha=session.alpha,
+        details={"setup_seconds": setup, "n_select": session.n_select,
+                 "n_final": session.n_final, "pairs": len(session.pairs),
+                 "inputs": len(session.sources), "schema": session.plan.schema.describe(),
+                 "candidate_events": session.n_candidates, "notes": session.notes,
+                 "selected": chosen},
+    )
+
+
+def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,
+                 args: Mapping[str, Any] | None = None, n_select: int = 100_000,
+                 n_final: int = 500_000, alpha: float = 0.05, seed: int | None = None,
+                 progress: bool = False, executor: Any = None) -> PValueCurve:
+    """p-values of the selected counterexample at each test epsilon (StatDP Figs. 1-4).
+
+    ``lower_bound`` is the largest test epsilon rejected at ``alpha``: a statistical lower
+    bound on the mechanism's true epsilon. Samples are drawn once and shared by all points
+    (each point's final test uses samples that did not select its event).
+    """
+    t0 = time.perf_counter()
+    mech = as_mechanism(mechanism)
+    eps = _check_curve_eps(test_epsilons)
+    session = open_session(mech, inputs=inputs, args=args, n_select=n_select, n_final=n_final,
+                           alpha=alpha, seed=seed, progress=progress, executor=executor)
+    try:
+        return _curve(session, eps, mech.epsilon, time.perf_counter() - t0, [])
+    finally:
+        session.executor.shutdown()
+
+
+def select_event(mechanism: Any, d1: Any, d2: Any, epsilon: float | None = None, *,
+                 args: Mapping[str, Any] | None = None, n_select: int = 100_000,
+                 seed: int | None = None, executor: Any = None) -> tuple[_events.Event, float]:
+    """EventSelector (Algorithm 3) for one input pair: ``(event, selection p-value)``.
+
+    The p-value is computed on the selection samples themselves, so it is exploratory only;
+    test the event on fresh samples with :func:`test_event`.
+    """
+    mech = as_mechanism(mechanism)
+    eps = _test_epsilon(mech, epsilon)
+    session = open_session(mech, inputs=[(d1, d2)], args=args, n_select=n_select, n_final=10,
+                           seed=seed, executor=executor)
+    try:
+        sel = session.select(eps)[0]
+    finally:
+        session.executor.shutdown()
+    event = session.plans[session.pairs[sel.pair].group].event(sel.cand)
+    return event, sel.p_value
+
+
+def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
+               epsilon: float | None = None, *, args: Mapping[str, Any] | None = None,
+               n: int = 500_000, seed: int | None = None, alpha: float = 0.05) -> Counterexample:
+    """HypothesisTest (Algorithm 2) of one event on ``n`` fresh samples of each input.
+
+    Returns a :class:`Counterexample` with the counts, both directions' p-values in
+    ``details`` and ``p_value`` the smaller of the two (as plotted in the paper).
+    """
+    mech = as_mechanism(mechanism)
+    eps = _test_epsilon(mech, epsilon)
+    a, b = mech.domain.check(d1), mech.domain.check(d2)
+    mech.neighbors.check(a, b)
+    from ..execution import map_reduce
+
+    root = np.random.SeedSequence(seed)
+    counts = []
+
+    def hits(out: np.ndarray) -> int:
+        return int(np.count_nonzero(event.contains(out)))
+
+    for i, x in enumerate((a, b)):
+        red = map_reduce(mech, x, int(n), hits, args=args,
+                         seed=np.random.SeedSequence(root.entropy, spawn_key=(3, i)),
+                         executor="inprocess")
+        counts.append((red.value or 0, red.n))
+    (c1, n1), (c2, n2) = counts
+    p_top, p_bot = (float(v) for v in _pvalues(c1, c2, n1, n2, eps))
+    p = min(p_top, p_bot)
+    return Counterexample(
+        mechanism=mech.name, d1=tuple(a.tolist()), d2=tuple(b.tolist()),
+        args=dict(args or {}), event=event.describe(), event_spec=event.spec(),
+        counts=(c1, c2), n=(n1, n2), p_value=p, test_epsilon=eps,
+        epsilon_witnessed=eps if p < alpha else None, confidence=1 - alpha,
+        seed=None if seed is None else int(seed),
+        details={"p_top": p_top, "p_bottom": p_bot},
+    )
+
+
+test_event.__test__ = False  # a library function, not a pytest test
+
+
+class _CallableModule(types.ModuleType):
+    """Once ``privet.detect`` (the package) is imported, Python binds the *module* to the
+    attribute ``privet.detect``, shadowing the lazy ``privet.__getattr__`` that returns the
+    function; making the module callable keeps ``privet.detect(mech, ...)`` working."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> DetectResult:
+        return detect(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+
+__all__ = ["NoEventError", "Trace", "detect", "pvalue_curve", "select_event", "test_event"]
+

@@ -8,7 +8,6 @@ figures of StatDP Sec. 5); ``add_cli(subparsers)`` / ``run_cli(args)`` wire the 
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -212,4 +211,3 @@ def run_cli(args: argparse.Namespace) -> int:
 __all__ = ["add_cli", "counterexample_table", "curve_table", "plot_curve", "render",
            "run_cli"]
 
-_ = math

@@ -1,0 +1,509 @@
+"""The ``Trace`` interpreter and argument generation by MaxSMT (Sec. 4.4.2, Algorithm 4 of StatDP).
+
+Under :class:`Trace` every noise draw returns its "noise-free" value (0, or the most likely
+value of a finite distribution that does not contain 0, as the paper's symbolic executor
+sets samples to 0) and records the draw. Arguments may be z3 terms: they are handed to the
+mechanism as 0-d NumPy object arrays, so ordinary NumPy arithmetic builds z3 expressions,
+and the ``"symbolic"`` :mod:`privet.ops` backend registered here turns comparisons into z3
+Booleans and records each one (in call order) on the running trace. Running the same
+mechanism on D1 and D2 gives two lists of branch conditions; :func:`maxsmt_args` asks z3's
+``Optimize`` to satisfy as many diverging constraints ``c1 xor c2`` as possible (soft
+constraints, one per branch), as in ArgumentGenerator of Algorithm 4.
+
+Arguments that control the noise scale (``mech.noise_args``) are not symbolic: each is set
+to the value of its range that gives the least noise, measured by running the mechanism under
+:class:`Trace` and summing the recorded noise scales (first heuristic of Sec. 4.4.2).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core import ops
+from ..core.errors import PrivetError
+from ..core.mechanism import Mechanism
+from ..core.noise import Dist, Noise, Shape
+
+_ACTIVE: contextvars.ContextVar[Trace | None] = contextvars.ContextVar("privet_trace",
+                                                                      default=None)
+
+
+class Trace(Noise):
+    """Zero noise, records draws and (with symbolic arguments) branch conditions."""
+
+    semantics = "symbolic"
+
+    def __init__(self) -> None:
+        self.size = 1
+        self.draws: list[tuple[Dist, Shape]] = []
+        self.conditions: list[Any] = []
+
+    def _draw(self, dist: Dist, shape: Shape) -> np.ndarray:
+        self.draws.append((dist, shape))
+        event = dist.event_shape
+        if dist.kind in ("discrete",):
+            values, probs = dist.support()
+            vals = np.asarray(values)
+            zero = [i for i, v in enumerate(vals) if np.all(np.asarray(v) == 0)]
+            pick = zero[0] if zero else int(np.argmax([float(p) for p in probs]))
+            return np.broadcast_to(vals[pick], (1, *shape, *event)).copy()
+        if dist.kind == "uniform":
+            lo, hi = float(dist.params["low"]), float(dist.params["high"])
+            value = 0.0 if lo <= 0.0 < hi else (lo + hi) / 2.0
+            return np.full((1, *shape), value)
+        if dist.kind in ("bernoulli", "geometric"):
+            lo, hi = dist.params.get("low"), dist.params.get("high")
+            value = 0
+            if lo is not None and value < lo:
+                value = lo
+            if hi is not None and value > hi:
+                value = hi
+            return np.full((1, *shape), value, dtype=np.int64)
+        return np.zeros((1, *shape))
+
+    def noise_scale(self) -> float:
+        """Total noise scale of the recorded draws (scales / sigmas summed over entries)."""
+        total = 0.0
+        for dist, shape in self.draws:
+            count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+            p = dist.params
+            if dist.kind in ("laplace", "exponential", "gaussian"):
+                s = np.asarray(p["sigma" if dist.kind == "gaussian" else "scale"], float)
+                total += float(np.sum(np.broadcast_to(s, shape)))
+            elif dist.kind == "geometric":
+                a = float(p["alpha"])
+                total += count * (2 * a / (1 - a * a)) ** 0.5
+            elif dist.kind == "uniform":
+                total += count * (float(p["high"]) - float(p["low"]))
+            elif dist.kind == "bernoulli":
+                q = float(p["p"])
+                total += count * q * (1 - q)
+        return total
+
+
+# -- the symbolic ops backend ----------------------------------------------------------------
+
+def _z3():
+    import z3
+
+    return z3
+
+
+def _is_symbolic(*xs: Any) -> bool:
+    z3 = _z3()
+    for x in xs:
+        if isinstance(x, z3.ExprRef):
+            return True
+        if isinstance(x, np.ndarray) and x.dtype == object:
+            if any(isinstance(v, z3.ExprRef) for v in x.ravel().tolist()):
+                return True
+    return False
+
+
+def _obj(x: Any) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x.astype(object) if x.dtype != object else x
+    out = np.empty((), dtype=object)
+    out[()] = x
+    return out
+
+
+def _py(v: Any) -> Any:
+    """A plain Python number for NumPy scalars, so z3 can coerce it."""
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    return v
+
+
+def _to_bool(v: Any):
+    z3 = _z3()
+    v = _py(v)
+    if isinstance(v, z3.BoolRef):
+        return v
+    if isinstance(v, z3.ExprRef):
+        return v != 0
+    return z3.BoolVal(bool(v))
+
+
+def _to_num(v: Any):
+    z3 = _z3()
+    v = _py(v)
+    if isinstance(v, z3.BoolRef):
+        return z3.If(v, 1, 0)
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        # sentinels (FALSE/ABORTED) have no z3 value; a far-away stand-in keeps the order
+        return _BIG if v > 0 else -_BIG
+    return v
+
+
+_BIG = 1e12
+
+
+def _elementwise(fn, *xs: Any) -> np.ndarray:
+    arrays = np.broadcast_arrays(*(_obj(x) for x in xs))
+    out = np.empty(arrays[0].shape, dtype=object)
+    flat = [a.ravel() for a in arrays]
+    res = out.ravel()
+    for i in range(res.size):
+        res[i] = fn(*(_py(a[i]) for a in flat))
+    return res.reshape(arrays[0].shape)
+
+
+class SymbolicOps(ops.HardOps):
+    """``privet.ops`` over z3 terms: comparisons become recorded z3 Booleans."""
+
+    name = "symbolic"
+
+    def _compare(self, a, b, fn, hard):
+        if not _is_symbolic(a, b):
+            return hard(a, b)
+        z3 = _z3()
+
+        def cmp(x, y):
+            c = fn(_to_num(x), _to_num(y))
+            if not isinstance(c, z3.BoolRef):
+                c = z3.BoolVal(bool(c))
+            return z3.simplify(c)
+
+        out = _elementwise(cmp, a, b)
+        trace = _ACTIVE.get()
+        if trace is not None:
+            trace.conditions.extend(out.ravel().tolist())
+        return out
+
+    def lt(self, a, b):
+        return self._compare(a, b, lambda x, y: x < y, np.less)
+
+    def le(self, a, b):
+        return self._compare(a, b, lambda x, y: x <= y, np.less_equal)
+
+    def gt(self, a, b):
+        return self._compare(a, b, lambda x, y: x > y, np.greater)
+
+    def ge(self, a, b):
+        return self._compare(a, b, lambda x, y: x >= y, np.greater_equal)
+
+    def eq(self, a, b):
+        return self._compare(a, b, lambda x, y: x == y, np.equal)
+
+    def ne(self, a, b):
+        return self._compare(a, b, lambda x, y: x != y, np.not_equal)
+
+    def where(self, cond, a, b):
+        if not _is_symbolic(cond, a, b):
+            return np.where(cond, a, b)
+        z3 = _z3()
+        return _elementwise(lambda c, x, y: z3.If(_to_bool(c), _to_num(x), _to_num(y)),
+                            cond, a, b)
+
+    def logical_and(self, a, b):
+        if not _is_symbolic(a, b):
+            return np.logical_and(a, b)
+        z3 = _z3()
+        return _elementwise(lambda x, y: z3.And(_to_bool(x), _to_bool(y)), a, b)
+
+    def logical_or(self, a, b):
+        if not _is_symbolic(a, b):
+            return np.logical_or(a, b)
+        z3 = _z3()
+        return _elementwise(lambda x, y: z3.Or(_to_bool(x), _to_bool(y)), a, b)
+
+    def logical_not(self, a):
+        if not _is_symbolic(a):
+            return np.logical_not(a)
+        z3 = _z3()
+        return _elementwise(lambda x: z3.Not(_to_bool(x)), a)
+
+    def cumsum(self, x, axis=-1):
+        if not _is_symbolic(x):
+            return np.cumsum(x, axis=axis)
+        return np.cumsum(_elementwise(_to_num, x), axis=axis)
+
+    def _reduce(self, x, axis, pick_first):
+        if not _is_symbolic(x):
+            return None
+        z3 = _z3()
+        arr = np.moveaxis(_obj(x), axis, -1)
+        out_val = np.empty(arr.shape[:-1], dtype=object)
+        out_idx = np.empty(arr.shape[:-1], dtype=object)
+        for pos in np.ndindex(arr.shape[:-1]):
+            row = [_to_num(v) for v in arr[pos]]
+            best, idx = row[0], 0
+            for j, v in enumerate(row[1:], start=1):
+                better = pick_first(v, best)
+                better = better if isinstance(better, z3.BoolRef) else z3.BoolVal(bool(better))
+                trace = _ACTIVE.get()
+                if trace is not None:
+                    trace.conditions.append(z3.simplify(better))
+                best = z3.If(better, v, best)
+                idx = z3.If(better, j, idx)
+            out_val[pos] = best
+            out_idx[pos] = idx
+        return out_val, out_idx
+
+    def argmax(self, x, axis=-1):
+        r = self._reduce(x, axis, lambda v, b: v > b)
+        return np.argmax(x, axis=axis) if r is None else r[1]
+
+    def argmin(self, x, axis=-1):
+        r = self._reduce(x, axis, lambda v, b: v < b)
+        return np.argmin(x, axis=axis) if r is None else r[1]
+
+    def max(self, x, axis=-1):
+        r = self._reduce(x, axis, lambda v, b: v > b)
+        return np.max(x, axis=axis) if r is None else r[0]
+
+    def min(self, x, axis=-1):
+        r = self._reduce(x, axis, lambda v, b: v < b)
+        return np.min(x, axis=axis) if r is None else r[0]
+
+
+ops.register("symbolic", SymbolicOps())
+
+
+# -- running under Trace ---------------------------------------------------------------------
+
+def run_trace(mech: Mechanism, x: Any, args: Mapping[str, Any]) -> tuple[Any, Trace]:
+    """Run ``mech`` on ``x`` under a fresh :class:`Trace`; returns (output, trace)."""
+    trace = Trace()
+    token = _ACTIVE.set(trace)
+    try:
+        with ops.semantics("symbolic"):
+            out = mech.fn(trace, np.asarray(x), **dict(args))
+    finally:
+        _ACTIVE.reset(token)
+    return out, trace
+
+
+def zero_noise_output(mech: Mechanism, x: Any, args: Mapping[str, Any]) -> np.ndarray | None:
+    """The output of ``mech`` on ``x`` with every noise draw at its noise-free value.
+
+    This is the reference ω0 of the Hamming-distance events (Sec. 4.3 case 1). Returns None
+    for mechanisms that cannot be run under Trace (black boxes): callers use the mode.
+    """
+    if not mech.supports("ops"):
+        return None
+    try:
+        out, _ = run_trace(mech, mech.domain.check(x), mech.resolve_args(args))
+        arr = np.asarray(out, dtype=float)
+    except Exception:
+        return None
+    if arr.ndim == 0 or arr.shape[0] != 1:
+        return None
+    return arr[0]
+
+
+# -- argument generation -----------------------------------------------------------------------
+
+@dataclass
+class ArgPlan:
+    """Arguments for one input pair and how they were found."""
+
+    args: dict
+    path: str  # "maxsmt" | "grid" | "given" | "defaults"
+    satisfied: int = 0
+    constraints: int = 0
+    notes: list = field(default_factory=list)
+
+
+def _range_values(spec: Any, default: Any, k: int = 3) -> list:
+    """Candidate values of an argument range: a list of values, or (low, high) -> k points."""
+    if isinstance(spec, (list, np.ndarray)) or (isinstance(spec, tuple) and len(spec) != 2):
+        return list(spec)
+    if isinstance(spec, tuple) and len(spec) == 2:
+        lo, hi = spec
+        integer = isinstance(default, (int, np.integer)) and not isinstance(default, bool) \
+            and isinstance(lo, (int, np.integer)) and isinstance(hi, (int, np.integer))
+        pts = np.linspace(float(lo), float(hi), k)
+        vals = sorted({int(round(v)) for v in pts}) if integer else [float(v) for v in pts]
+        return vals
+    return [default]
+
+
+def _numeric_arg(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+def least_noise_args(mech: Mechanism, x: Any) -> dict:
+    """Values of ``mech.noise_args`` that minimize the recorded noise scale (Sec. 4.4.2)."""
+    chosen: dict = {}
+    base = dict(mech.args)
+    for name in mech.noise_args:
+        default = base.get(name)
+        candidates = _range_values(mech.arg_ranges.get(name, [default]), default, k=5)
+        best, best_scale = default, math.inf
+        for value in candidates:
+            trial = dict(base, **chosen, **{name: value})
+            try:
+                _, trace = run_trace(mech, mech.domain.check(x), mech.resolve_args(trial))
+                scale = trace.noise_scale()
+            except Exception:
+                continue
+            if scale < best_scale - 1e-12:
+                best, best_scale = value, scale
+        if best is not None:
+            chosen[name] = best
+    return chosen
+
+
+def symbolic_arg_names(mech: Mechanism) -> list[str]:
+    """Arguments solved by MaxSMT: numeric, not noise-controlling, not epsilon."""
+    return [k for k, v in mech.args.items()
+            if k not in mech.noise_args and k != "epsilon" and _numeric_arg(v)]
+
+
+def maxsmt_args(mech: Mechanism, d1: Any, d2: Any, fixed: Mapping[str, Any],
+                timeout_ms: int = 5000) -> ArgPlan:
+    """Arguments that make M(D1) and M(D2) diverge on as many branches as possible.
+
+    Each argument in :func:`symbolic_arg_names` becomes a z3 variable (Int when its default
+    is an int, else Real), bounded by ``mech.arg_ranges`` when given. The mechanism runs
+    under :class:`Trace` on D1 and on D2; branch i gives the soft constraint
+    ``c1_i xor c2_i``. After MaxSMT, a second ``Optimize`` call keeps the satisfied
+    branches' truth values and maximizes the margin of every recorded comparison, so the
+    arguments sit in the middle of their feasible region rather than on a tie (with zero
+    noise a tie is an accident of the trace, not of the mechanism). Raises
+    :class:`PrivetError` when the mechanism cannot be traced.
+    """
+    z3 = _z3()
+    names = symbolic_arg_names(mech)
+    base = mech.resolve_args(dict(fixed))
+    if not names:
+        return ArgPlan(dict(fixed), "defaults")
+    syms: dict[str, Any] = {}
+    hard = []
+    for name in names:
+        default = mech.args[name]
+        var = z3.Int(name) if isinstance(default, (int, np.integer)) else z3.Real(name)
+        syms[name] = var
+        spec = mech.arg_ranges.get(name)
+        if isinstance(spec, tuple) and len(spec) == 2:
+            hard += [var >= spec[0], var <= spec[1]]
+        elif isinstance(spec, (list, np.ndarray)) and len(spec):
+            hard.append(z3.Or(*[var == v for v in list(spec)]))
+    runs = []
+    for x in (d1, d2):
+        sym_args = dict(base)
+        for name, var in syms.items():
+            sym_args[name] = _obj(var)
+        try:
+            _, trace = run_trace(mech, mech.domain.check(x), sym_args)
+        except Exception as err:
+            raise PrivetError(
+                f"mechanism {mech.name!r} cannot be traced with symbolic arguments "
+                f"({type(err).__name__}: {err})."
+            ) from err
+        runs.append([c for c in trace.conditions if isinstance(c, z3.BoolRef)])
+    c1, c2 = runs
+    if len(c1) != len(c2) or not c1:
+        raise PrivetError(
+            f"tracing {mech.name!r} gave {len(c1)} and {len(c2)} branch conditions on D1 and D2; "
+            "argument generation needs the same branches on both."
+        )
+    opt = z3.Optimize()
+    opt.set("timeout", int(timeout_ms))
+    for h in hard:
+        opt.add(h)
+    diverge = [z3.Xor(a, b) for a, b in zip(c1, c2)]
+    for d in diverge:
+        opt.add_soft(d, 1)
+    if opt.check() != z3.sat:
+        raise PrivetError(f"z3 found no arguments for {mech.name!r} (result: unknown).")
+    model = opt.model()
+    satisfied = sum(bool(z3.is_true(model.eval(d, model_completion=True))) for d in diverge)
+    values = {name: model.eval(var, model_completion=True) for name, var in syms.items()}
+    values = _center(z3, syms, hard, c1 + c2, model, timeout_ms) or values
+    out = dict(fixed)
+    for name, val in values.items():
+        out[name] = _z3_number(val, mech.args[name])
+    return ArgPlan(out, "maxsmt", satisfied=satisfied, constraints=len(diverge))
+
+
+def _center(z3, syms, hard, conds, model, timeout_ms) -> dict | None:
+    """Maximize the slack of every recorded comparison, keeping its truth value."""
+    slack = z3.Real("__slack")
+    opt = z3.Optimize()
+    opt.set("timeout", int(timeout_ms))
+    for h in hard:
+        opt.add(h)
+    opt.add(slack >= 0, slack <= 1e6)
+    used = False
+    for c in conds:
+        truth = z3.is_true(model.eval(c, model_completion=True))
+        atom = _margin_atom(z3, c, slack, truth)
+        if atom is None:
+            opt.add(c if truth else z3.Not(c))
+        else:
+            opt.add(atom)
+            used = True
+    if not used:
+        return None
+    opt.maximize(slack)
+    if opt.check() != z3.sat:
+        return None
+    m = opt.model()
+    return {name: m.eval(var, model_completion=True) for name, var in syms.items()}
+
+
+def _margin_atom(z3, c, slack, truth):
+    """``lhs - rhs >= slack`` (or ``<= -slack``) for a comparison atom; None otherwise."""
+    if not z3.is_app(c) or c.num_args() != 2:
+        return None
+    k = c.decl().kind()
+    lhs, rhs = c.arg(0), c.arg(1)
+    if not (z3.is_arith(lhs) and z3.is_arith(rhs)):
+        return None
+    diff = z3.ToReal(lhs) - z3.ToReal(rhs) if (lhs.is_int() and rhs.is_int()) else lhs - rhs
+    if k in (z3.Z3_OP_GE, z3.Z3_OP_GT):
+        return diff >= slack if truth else diff <= -slack
+    if k in (z3.Z3_OP_LE, z3.Z3_OP_LT):
+        return diff <= -slack if truth else diff >= slack
+    return None
+
+
+def _z3_number(val: Any, default: Any) -> Any:
+    z3 = _z3()
+    if z3.is_int_value(val):
+        return int(val.as_long())
+    if z3.is_rational_value(val):
+        f = float(val.numerator_as_long()) / float(val.denominator_as_long())
+        return int(round(f)) if isinstance(default, (int, np.integer)) else f
+    if z3.is_algebraic_value(val):
+        return float(val.approx(12).as_fraction())
+    return default
+
+
+def grid_args(mech: Mechanism, fixed: Mapping[str, Any], max_points: int = 9) -> list[dict]:
+    """A small grid over ``mech.arg_ranges`` of the non-noise arguments (fallback path)."""
+    names = [n for n in symbolic_arg_names(mech) if n in mech.arg_ranges]
+    grid: list[dict] = [dict(fixed)]
+    if not names:
+        return grid
+    per = max(2, int(round(max_points ** (1.0 / len(names)))))
+    for name in names:
+        vals = _range_values(mech.arg_ranges[name], mech.args[name], k=per)
+        grid = [dict(g, **{name: v}) for g in grid for v in vals]
+    return grid[:max_points] if len(grid) > max_points else grid
+
+
+def describe_args(args: Mapping[str, Any], keys: Sequence[str] | None = None) -> str:
+    keys = list(keys) if keys is not None else [k for k in args if k != "epsilon"]
+    return ", ".join(f"{k}={args[k]:g}" if _numeric_arg(args[k]) else f"{k}={args[k]!r}"
+                     for k in keys if k in args)
+
+
+__all__ = ["ArgPlan", "SymbolicOps", "Trace", "describe_args", "grid_args",
+           "least_noise_args", "maxsmt_args", "run_trace", "symbolic_arg_names",
+           "zero_noise_output"]

@@ -1,0 +1,165 @@
+"""privet.detect end to end (StatDP Algorithm 1) on the StatDP benchmarks and bad input."""
+
+import math
+
+import numpy as np
+import pytest
+from statdp_mechs import get
+
+import privet
+from privet.core.errors import MechanismError, NeighborError, ParameterError, PrivetError
+from privet.core.results import DetectResult, from_json, to_json
+from privet.detect import detect, pvalue_curve, select_event, test_event
+
+SMALL = {"n_select": 20_000, "n_final": 50_000}
+
+
+# -- default sample sizes (StatDP's 100,000 + 500,000), a representative subset -------------
+
+def test_incorrect_noisy_max_value_is_rejected_with_an_interval_event():
+    r = detect(get("statdp.noisy_max_v1b").replace(epsilon=0.7), seed=11)
+    assert r.p_value < 0.01
+    assert r.verdict.startswith("violation found")
+    cx = r.counterexample
+    assert cx is not None and cx.event_spec["kind"] in ("interval", "finite_interval")
+    n1, n2 = cx.n
+    # the witness says P(M(D1) in E) > e^eps P(M(D2) in E): the counts agree
+    assert cx.counts[0] / n1 > math.exp(0.7) * cx.counts[1] / n2
+    assert r.arg_path == "defaults"
+
+
+def test_correct_histogram_curve_rises_between_0_7_eps0_and_eps0():
+    eps0 = 0.7
+    r = detect(get("statdp.histogram").replace(epsilon=eps0), seed=12,
+               test_epsilons=[0.7 * eps0, eps0, 1.3 * eps0])
+    assert r.p_value > 0.05 and r.counterexample is None
+    assert r.verdict == "no violation found"
+    p = dict(zip(r.curve.test_epsilons, r.curve.p_values))
+    assert p[0.7 * eps0] < 0.05 < p[eps0]
+    assert p[1.3 * eps0] > 0.05
+    assert r.curve.lower_bound == pytest.approx(0.7 * eps0)
+
+
+def test_isvt1_counterexample_is_a_hamming_event():
+    r = detect(get("statdp.isvt1").replace(epsilon=1.5), seed=13)
+    assert r.p_value < 0.01
+    assert r.counterexample.event_spec["kind"] in ("hamming", "hamming_range", "count",
+                                                   "count_range", "equals")
+    assert r.arg_path == "maxsmt"
+
+
+# -- smaller runs ------------------------------------------------------------------------------
+
+def test_isvt4_is_rejected_and_the_event_involves_a_value():
+    r = detect(get("statdp.isvt4").replace(epsilon=0.7), seed=14, **SMALL)
+    assert r.p_value < 0.01
+    assert r.counterexample.event_spec["kind"] in ("and", "interval", "finite_interval")
+
+
+def test_same_seed_same_answer_and_json_round_trip():
+    mech = get("statdp.noisy_max_v1a").replace(epsilon=0.7)
+    a = detect(mech, seed=5, **SMALL)
+    b = detect(mech, seed=5, **SMALL)
+    assert a.p_value == b.p_value and a.candidates[0].event == b.candidates[0].event
+    back = from_json(to_json(a))
+    assert isinstance(back, DetectResult)
+    assert back.p_value == a.p_value and back.candidates[0].counts == a.candidates[0].counts
+
+
+def test_candidates_carry_their_own_final_test():
+    r = detect(get("statdp.histogram_eps").replace(epsilon=0.7), seed=6, **SMALL)
+    assert 1 <= len(r.candidates) <= 3
+    for c in r.candidates:
+        assert c.p_value is not None and c.n == (SMALL["n_final"], SMALL["n_final"])
+
+
+def test_given_inputs_and_args():
+    mech = get("statdp.svt").replace(epsilon=0.7)
+    r = detect(mech, inputs=[(np.ones(5), np.full(5, 2.0))], args={"T": 1.5, "N": 1},
+               seed=7, **SMALL)
+    assert r.arg_path == "given"
+    assert r.candidates[0].args["T"] == 1.5
+
+
+def test_pvalue_curve_summary():
+    c = pvalue_curve(get("statdp.histogram_eps").replace(epsilon=0.7), [0.5, 1.0, 2.0],
+                     seed=8, **SMALL)
+    assert c.p_values[0] < 0.05 and c.p_values[-1] > 0.05  # true epsilon 1/0.7 = 1.43
+    assert c.lower_bound in (0.5, 1.0)
+
+
+def test_select_then_test_event():
+    mech = get("statdp.histogram_eps").replace(epsilon=0.2)
+    event, p_sel = select_event(mech, np.ones(5), np.r_[2.0, np.ones(4)], n_select=20_000,
+                                seed=1)
+    assert p_sel < 0.01
+    cx = test_event(mech, np.ones(5), np.r_[2.0, np.ones(4)], event, n=50_000, seed=2)
+    assert cx.p_value < 0.01 and cx.counts[0] + cx.counts[1] > 0
+
+
+def test_black_box_mechanism_is_sampled_only():
+    def leaky_sum(x, rng=None):
+        return float(np.sum(x) + rng.laplace(0, 0.5))
+
+    mech = privet.from_blackbox(leaky_sum, epsilon=0.5)
+    r = detect(mech, inputs=[(np.ones(3), np.full(3, 2.0))], n_select=2000, n_final=4000,
+               seed=3, executor="inprocess")
+    assert r.p_value < 0.01 and r.arg_path == "defaults"
+
+
+# -- bad input: one clear error each ----------------------------------------------------------
+
+@privet.mechanism(epsilon=1.0)
+def shape_changes(noise, x, *, epsilon):
+    out = x + noise.laplace(1 / epsilon, x.shape)
+    return out if x[0] <= 1 else out[:, :-1]
+
+
+@privet.mechanism(epsilon=1.0)
+def type_changes(noise, x, *, epsilon):
+    out = x.sum() + noise.laplace(1 / epsilon)
+    return np.round(out).astype(np.int64) if x[0] <= 1 else out
+
+
+@privet.mechanism(epsilon=1.0)
+def empty_output(noise, x, *, epsilon):
+    return np.zeros((noise.size, 0)) + noise.laplace(1.0, (0,))
+
+
+def test_outputs_that_change_shape_between_runs():
+    with pytest.raises(MechanismError, match="change type between runs"):
+        detect(shape_changes, n_select=500, n_final=500, seed=1)
+
+
+def test_outputs_that_change_type_between_runs():
+    with pytest.raises(MechanismError, match="change type between runs"):
+        detect(type_changes, n_select=500, n_final=500, seed=1)
+
+
+def test_output_without_any_event():
+    with pytest.raises(PrivetError, match="no event"):
+        detect(empty_output, n_select=500, n_final=500, seed=1)
+
+
+@pytest.mark.parametrize("eps", [0, -0.5])
+def test_test_epsilon_must_be_positive(eps):
+    with pytest.raises(ParameterError, match="positive"):
+        detect(get("statdp.histogram"), eps, n_select=500, n_final=500)
+    with pytest.raises(ParameterError, match="positive"):
+        pvalue_curve(get("statdp.histogram"), [0.5, eps], n_select=500, n_final=500)
+
+
+def test_inputs_that_are_not_neighbors():
+    with pytest.raises(NeighborError, match="not neighbors"):
+        detect(get("statdp.histogram"), inputs=[(np.ones(5), np.full(5, 3.0))],
+               n_select=500, n_final=500)
+
+
+def test_privet_detect_stays_callable_after_the_package_is_imported():
+    import privet.detect as module
+
+    mech = get("statdp.noisy_max_v1b")
+    first = privet.detect(mech, n_select=2000, n_final=4000, seed=9)
+    second = privet.detect(mech, n_select=2000, n_final=4000, seed=9)
+    assert first.p_value == second.p_value
+    assert module.pvalue_curve is pvalue_curve

@@ -1,0 +1,92 @@
+"""Search spaces of StatDP Sec. 4.3: counts from histograms equal counts of the events."""
+
+import numpy as np
+import pytest
+
+from privet.core.mechanism import ABORTED, FALSE, Output
+from privet.detect.space import NoEventError, Reducer, build_plan, count_events, infer_schema
+
+
+class _Spec:
+    def __init__(self, output, name="m"):
+        self.output, self.name = output, name
+
+
+def _check_all_counts(outputs, output_spec, refs=None, sample=400, seed=0):
+    schema = infer_schema(_Spec(output_spec), [("x", outputs)])
+    rows = outputs.reshape(outputs.shape[0], -1).astype(float)
+    refs = np.array(refs if refs is not None else [rows[0]])
+    plan = build_plan(schema, rows, refs)
+    # reduce in two chunks, as sample-and-reduce does
+    red = Reducer(plan)
+    hist = red(outputs[: len(outputs) // 2]) + red(outputs[len(outputs) // 2:])
+    counts = count_events(plan, hist)
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(plan.start.size, size=min(sample, plan.start.size), replace=False)
+    for i in pick:
+        e = plan.event(int(i))
+        assert counts[i] == np.count_nonzero(e.contains(outputs)), e.describe()
+    return plan, counts
+
+
+def test_numeric_vector_intervals_on_coordinates_and_summaries():
+    rng = np.random.default_rng(1)
+    out = 1.0 + rng.laplace(0, 1.4, (3000, 5))
+    plan, _ = _check_all_counts(out, Output.numeric())
+    stats = {f.stat for f in plan.features}
+    assert stats == {"coord", "avg", "min", "max"}
+    assert not plan.schema.categorical
+
+
+def test_scalar_numeric_has_one_sided_tails():
+    rng = np.random.default_rng(2)
+    out = rng.laplace(0, 2, 4000)
+    plan, counts = _check_all_counts(out, Output.numeric())
+    texts = [plan.event(i).describe() for i in range(plan.start.size)]
+    assert any(t.startswith("ω[0] ∈ (-inf") for t in texts)
+    assert any(t.endswith("inf]") for t in texts)
+
+
+def test_integer_outputs_get_equality_events():
+    rng = np.random.default_rng(3)
+    out = rng.integers(0, 5, 2000)
+    plan, _ = _check_all_counts(out, Output("categorical", None, True, None))
+    texts = {plan.event(i).describe() for i in range(plan.start.size)}
+    assert {"ω[0] = 0", "ω[0] = 4"} <= texts
+
+
+def test_variable_length_categorical_hamming_count_length():
+    rng = np.random.default_rng(4)
+    n, m = 3000, 6
+    out = rng.integers(0, 2, (n, m)).astype(float)
+    stop = rng.integers(1, m + 1, n)
+    out[np.arange(m)[None, :] >= stop[:, None]] = ABORTED
+    spec = Output.categorical((0, 1), sentinels=("ABORTED",), variable=True)
+    plan, _ = _check_all_counts(out, spec, refs=[[1, 0, ABORTED, ABORTED, ABORTED, ABORTED]])
+    kinds = {f.kind for f in plan.features}
+    assert {"hamming", "count", "length", "catcoord"} <= kinds
+
+
+def test_mixed_outputs_cross_products():
+    # iSVT4-like: FALSE below the threshold, a number above, then ABORTED
+    rng = np.random.default_rng(5)
+    n, m = 4000, 5
+    stop = rng.integers(0, m + 1, n)
+    out = np.full((n, m), ABORTED)
+    for j in range(m):
+        out[stop > j, j] = FALSE
+        hit = stop == j
+        out[hit, j] = rng.normal(2, 1, hit.sum())
+    spec = Output.numeric(sentinels=("FALSE", "ABORTED"), variable=True)
+    plan, counts = _check_all_counts(out, spec, sample=600)
+    assert plan.schema.mixed
+    cross = [i for i in range(plan.start.size) if plan.features[plan.feat[i]].kind == "cross"]
+    assert cross
+    text = plan.event(cross[len(cross) // 2]).describe()
+    assert "count(FALSE)" in text or "length" in text
+    assert " and " in text
+
+
+def test_no_event_for_empty_outputs():
+    with pytest.raises(NoEventError):
+        infer_schema(_Spec(Output()), [("x", np.zeros((10, 0)))])
