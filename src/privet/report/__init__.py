@@ -8,6 +8,7 @@ renderer and CLI subcommand lives in ``report/<engine>.py`` with ``add_cli(subpa
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -24,6 +25,8 @@ def console() -> Console:
     global _CONSOLE
     if _CONSOLE is None:
         _CONSOLE = Console()
+        if not _CONSOLE.is_terminal and "COLUMNS" not in os.environ:
+            _CONSOLE = Console(width=140)  # piped to a file or a log: no 80-column folding
     return _CONSOLE
 
 

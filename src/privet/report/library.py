@@ -71,10 +71,18 @@ def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Table:
     return table(title, ["column", "mean", "std", "q05", "q25", "median", "q75", "q95"], rows)
 
 
+FIGURE_NAMES = {"sample": "outputs/s", "detect": "p-value", "exact": "exact ε",
+                "search": "certified ε ≥"}
+
+
 def suite_table(rows: Sequence[Any]) -> Table:
-    return table(
-        "privet suite over the built-in library",
-        ["mechanism", "engine", "claimed ε", "known ε", "verdict", "figure", "seconds"],
-        [[r.mechanism, r.engine, r.claimed_epsilon, r.true_epsilon, r.verdict, r.figure,
-          r.seconds] for r in rows],
-    )
+    """One line per (mechanism, engine); the figure's meaning depends on the engine."""
+    body = []
+    for r in rows:
+        fig = r.figure
+        shown = f"{fig:,.0f}" if r.engine == "sample" and fig is not None else fmt_num(fig, 3)
+        body.append([r.mechanism, r.engine, fmt_num(r.claimed_epsilon, 3),
+                     fmt_num(r.true_epsilon, 3), f"{FIGURE_NAMES.get(r.engine, '')} {shown}",
+                     r.verdict, f"{r.seconds:.2f}" if r.seconds is not None else "—"])
+    return table("privet suite over the built-in library (--json for witnesses)",
+                 ["mechanism", "engine", "claimed", "known", "figure", "verdict", "s"], body)
