@@ -46,7 +46,10 @@ _ENGINES = {
 def __getattr__(name: str) -> Any:
     if name in _ENGINES:
         module, attr = _ENGINES[name]
-        return getattr(importlib.import_module(module), attr)
+        loaded = importlib.import_module(module)
+        # engine packages are callable modules (privet._engine): privet.detect(...) and
+        # privet.detect.pvalue_curve(...) both work; suite is a plain function
+        return loaded if callable(loaded) else getattr(loaded, attr)
     if name == "mechanisms":
         return importlib.import_module("privet.mechanisms")
     raise AttributeError(f"module 'privet' has no attribute {name!r}")

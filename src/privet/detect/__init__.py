@@ -17,14 +17,13 @@ selection and once (fresh, own seed stream) for the final tests.
 
 from __future__ import annotations
 
-import sys
 import time
-import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from .._engine import make_callable
 from ..core import events as _events
 from ..core.errors import check_epsilon
 from ..core.mechanism import as_mechanism
@@ -209,16 +208,7 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
 test_event.__test__ = False  # a library function, not a pytest test
 
 
-class _CallableModule(types.ModuleType):
-    """Once ``privet.detect`` (the package) is imported, Python binds the *module* to the
-    attribute ``privet.detect``, shadowing the lazy ``privet.__getattr__`` that returns the
-    function; making the module callable keeps ``privet.detect(mech, ...)`` working."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> DetectResult:
-        return detect(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+make_callable(__name__)  # privet.detect(...) calls detect() even once the package is bound
 
 
 __all__ = ["NoEventError", "Trace", "detect", "pvalue_curve", "select_event", "test_event"]

@@ -30,15 +30,14 @@ Verdicts: an exact bound is "verified" only for the input domain it enumerated.
 from __future__ import annotations
 
 import math
-import sys
 import time
-import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from .._engine import make_callable
 from ..core.errors import InputError, ParameterError, PrivetError, check_epsilon
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import AccuracyBound, ExactBound
@@ -303,15 +302,7 @@ exact.closed_form = closed_form      # type: ignore[attr-defined]
 
 
 
-class _CallableModule(types.ModuleType):
-    """``privet.exact`` stays callable even after ``import privet.exact.<sub>`` has made the
-    attribute the package itself."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> ExactBound:
-        return exact(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+make_callable(__name__)  # privet.exact(...) calls exact() even once the package is bound
 
 __all__ = [
     "Compiled", "Program", "accuracy", "closed_form", "compile_program", "delta_for", "exact",

@@ -1,0 +1,180 @@
+"""privet.pufferfish: verify Pufferfish and differential privacy of HMMs (FAIER).
+
+Liu, Wang and Zhang, *Verifying Pufferfish Privacy in Hidden Markov Models*. A discrete
+mechanism is an HMM (:mod:`.hmm`, :mod:`.models`), what an attacker knows is a scenario
+(:mod:`.scenario`: secrets, discriminative pairs, a prior with unknown parameters), and
+:func:`pufferfish` answers "verified up to output length k", "violated" with an observation
+sequence and parameter values, or "unknown" -- never a guess.
+
+Paths: fixed parameters are checked by exhaustive exact evaluation (:mod:`.check`); unknown
+parameters in the prior by per-sequence polynomial queries to z3's nlsat, backed by
+Bernstein branch-and-bound (:mod:`.smt`); symbolic HMMs (or ``method="smt"``) by Algorithm
+1 with symbolic observation variables. :func:`lower_bound` is Algorithm 4 (bracket with
+``privet.detect``, then binary search with the exact or SMT check).
+
+``privet.pufferfish`` is this function; reach the modules with
+``from privet.pufferfish import scenario, models`` or ``import privet.pufferfish.smt``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from .._engine import make_callable
+from ..core.errors import InputError, ParameterError
+from ..core.mechanism import Mechanism
+from ..core.results import PufferfishVerdict
+from .scenario import EXAMPLES, Budget, Scenario, budget, load_spec, mechanism_scenario
+
+METHODS = ("auto", "exact", "smt")
+
+
+def as_scenario(target: Any, inputs: Any = None, args: Mapping | None = None) -> Scenario:
+    """A Scenario from a Scenario, an example name, a spec path/mapping or a Mechanism."""
+    if isinstance(target, Scenario):
+        return target
+    if isinstance(target, Mechanism):
+        return mechanism_scenario(target, inputs=inputs, args=args)
+    if isinstance(target, Mapping):
+        return load_spec(target)
+    if isinstance(target, (str, Path)):
+        if str(target) in EXAMPLES:
+            return EXAMPLES[str(target)]()
+        return load_spec(target)
+    raise InputError(f"cannot check {target!r}: give a Scenario, a spec file, an example name "
+                     f"({', '.join(EXAMPLES)}) or a discrete privet mechanism.")
+
+
+def _ratio(probs: tuple | None) -> Any:
+    if not probs:
+        return None
+    p1, p2 = probs
+    return Fraction(p1) / Fraction(p2) if p2 else float("inf")
+
+
+def check_length(sc: Scenario, eps: Budget, k: int, *, method: str = "auto",
+                 timeout: float = 60.0, query_timeout: float = 2.0) -> dict:
+    """One length: {'status', 'sequence', 'pair', 'values', 'probabilities', 'solver', ...}."""
+    from . import check, smt
+
+    if not sc.symbolic and method in ("auto", "exact"):
+        o = check.check_fixed(sc, eps, k)
+        if o.status != "unknown" or method == "exact":
+            return {"status": o.status, "sequence": o.sequence, "pair": o.pair, "values": {},
+                    "probabilities": o.probabilities, "solver": "exact enumeration",
+                    "message": o.message, "max_ratio": o.max_ratio,
+                    "max_witness": o.max_witness, "sequences": o.n_sequences}
+    if sc.symbolic and not sc.hmm.symbolic and method in ("auto", "exact"):
+        o = smt.parametric_check(sc, eps, k, timeout=timeout, query_timeout=query_timeout)
+    else:
+        o = smt.algorithm1(sc, eps, k, timeout=timeout)
+    return {"status": o.status, "sequence": o.sequence, "pair": o.pair, "values": o.values,
+            "probabilities": o.probabilities, "solver": o.solver, "message": o.message,
+            "queries": o.queries}
+
+
+def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
+               k_min: int = 1, timeout: float = 60.0, method: str = "auto",
+               query_timeout: float = 2.0, inputs: Any = None, args: Mapping | None = None,
+               progress: bool = False) -> PufferfishVerdict:
+    """Check epsilon-Pufferfish privacy of a scenario for observation lengths k_min..k_max.
+
+    ``target``: a :class:`~.scenario.Scenario`, a spec file (YAML/JSON) or mapping, an
+    example name (``ex2``..``ex6``, ``noisy_max``, ``above_threshold``) or a discrete
+    Mechanism (checked for DP on its finite domain or ``inputs``). ``epsilon``: a number or
+    ``"ln(2)"``-style text (exact e^epsilon); default the scenario's. ``k_max``: default
+    the scenario's length. ``method``: ``auto`` (exact enumeration for fixed parameters,
+    nlsat + branch-and-bound for unknown prior parameters, Algorithm 1 otherwise),
+    ``exact`` or ``smt`` (always Algorithm 1). ``timeout`` bounds each length's solving.
+
+    The verdict stops at the first violating length; "unknown" when a solver gave up.
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    t0 = time.perf_counter()
+    sc = as_scenario(target, inputs=inputs, args=args)
+    eps_in = epsilon if epsilon is not None else sc.epsilon
+    if eps_in is None:
+        raise ParameterError("give epsilon (for example 0.7 or ln(2)); the scenario has none.")
+    eps = budget(eps_in)
+    kmax = int(k_max if k_max is not None else sc.k)
+    if kmax < 1 or k_min < 1 or k_min > kmax:
+        raise ParameterError(f"observation lengths must satisfy 1 <= k_min <= k_max, got "
+                             f"{k_min}..{kmax}.")
+    per_k = []
+    solvers = []
+    last: dict = {}
+    status = "verified"
+    k_done = kmax
+    bar = _progress(progress, kmax - k_min + 1)
+    try:
+        for k in range(k_min, kmax + 1):
+            tk = time.perf_counter()
+            last = check_length(sc, eps, k, method=method, timeout=timeout,
+                                query_timeout=query_timeout)
+            per_k.append({"k": k, "status": last["status"],
+                          "seconds": time.perf_counter() - tk,
+                          "sequences": last.get("sequences")})
+            if last["solver"] not in solvers:
+                solvers.append(last["solver"])
+            if bar is not None:
+                bar[0].advance(bar[1])
+            if last["status"] != "verified":
+                status = last["status"]
+                k_done = k
+                break
+    except KeyboardInterrupt:
+        status = "unknown"
+        last = {"message": "interrupted"}
+        k_done = len(per_k)
+    finally:
+        if bar is not None:
+            bar[0].stop()
+    details: dict = {"lengths": per_k, "kind": sc.kind, "pairs": len(sc.pairs),
+                     "states": sc.hmm.n_states, "observations": len(sc.hmm.observations)}
+    if status == "unknown":
+        details["verified_up_to"] = k_done - 1
+    if last.get("max_ratio") is not None:
+        details["max_ratio"] = last["max_ratio"]
+        details["max_witness"] = last.get("max_witness")
+    probs = last.get("probabilities") if status == "violated" else None
+    return PufferfishVerdict(
+        scenario=sc.name, status=status, k=k_done, epsilon=eps.epsilon,
+        epsilon_text=eps.text,
+        counterexample=tuple(last["sequence"]) if status == "violated" else None,
+        pair=tuple(last["pair"]) if status == "violated" else None,
+        parameters={k: v for k, v in (last.get("values") or {}).items()}
+        if status == "violated" else {},
+        probabilities=probs, ratio=_ratio(probs), solver=" / ".join(solvers),
+        seconds=time.perf_counter() - t0, message=last.get("message", "") or "",
+        details=details,
+    )
+
+
+def _progress(enabled: bool, total: int) -> Any:
+    if not enabled:
+        return None
+    from rich.progress import Progress
+
+    p = Progress(transient=True)
+    p.start()
+    return p, p.add_task("pufferfish lengths", total=total)
+
+
+def __getattr__(name: str) -> Any:  # lazy: privet.pufferfish.lower_bound etc.
+    if name == "lower_bound":
+        from .bound import lower_bound
+
+        return lower_bound
+    raise AttributeError(name)
+
+
+__all__ = ["Budget", "Scenario", "as_scenario", "budget", "check_length", "load_spec",
+           "pufferfish"]
+
+
+make_callable(__name__)  # privet.pufferfish(...) calls pufferfish() once the package is bound
