@@ -1,7 +1,9 @@
 """``privet ...``: parses, calls the public API, renders. Nothing else happens here.
 
-Exit codes: 0 success (for a test, whatever its verdict), 2 bad input (one sentence on
-stderr, no traceback), 130 interrupted.
+Exit codes, so privet can gate a CI job: 0 no violation found / verified / done, 1 a
+violation was found (a counterexample, an exact ε above the claim, a certified bound above
+it), 2 bad input (one sentence on stderr, no traceback), 3 unknown (a solver gave up),
+130 interrupted.
 """
 
 from __future__ import annotations
