@@ -87,8 +87,10 @@ def run_search(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | Non
     start = time.perf_counter()
     res = search(mech, iterations=2 if quick else 5, seed=seed)
     bound = getattr(res, "bound", res)
-    return _row(mech, "search", f"ε ≥ L, conf. {bound.confidence:g}", bound.value, start,
-                violates=bool(mech.epsilon is not None and bound.value > mech.epsilon))
+    violates = bool(mech.epsilon is not None and bound.value > mech.epsilon)
+    verdict = "certified violation" if violates else "no violation found"
+    return _row(mech, "search", f"{verdict} ({bound.confidence:.0%})", bound.value, start,
+                witness=bound.witness.event if bound.witness else None)
 
 
 ENGINES: dict[str, Callable[[Mechanism, bool, int | None], SuiteRow | None]] = {
