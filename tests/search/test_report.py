@@ -25,7 +25,7 @@ def _parse(argv):
 def test_cli_json(capsys):
     args = _parse(["search", TARGET, "--iterations", "1", "--n-confirm", "20000", "--json",
                    "--seed", "3"])
-    assert run_cli(args) == 0
+    assert run_cli(args) == 1  # exit 1: the certified bound exceeds the claimed epsilon
     data = json.loads(capsys.readouterr().out)
     assert data["__type__"] == "Bound" and data["mechanism"] == "leaky"
     assert data["value"] > 0.1 and data["seed"] == 3

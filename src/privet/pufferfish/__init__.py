@@ -9,7 +9,8 @@ sequence and parameter values, or "unknown" -- never a guess.
 Paths: fixed parameters are checked by exhaustive exact evaluation (:mod:`.check`); unknown
 parameters in the prior by per-sequence polynomial queries to z3's nlsat, backed by
 Bernstein branch-and-bound (:mod:`.smt`); symbolic HMMs (or ``method="smt"``) by Algorithm
-1 with symbolic observation variables. :func:`lower_bound` is Algorithm 4 (bracket with
+1 with symbolic observation variables (one pair per orbit of a model's verified symmetry,
+:mod:`.symmetry`). :func:`lower_bound` is Algorithm 4 (bracket with
 ``privet.detect``, then binary search with the exact or SMT check).
 
 ``privet.pufferfish`` is this function; reach the modules with
@@ -57,7 +58,8 @@ def _ratio(probs: tuple | None) -> Any:
 
 
 def check_length(sc: Scenario, eps: Budget, k: int, *, method: str = "auto",
-                 timeout: float = 60.0, query_timeout: float = 2.0) -> dict:
+                 timeout: float = 60.0, query_timeout: float = 2.0,
+                 symmetry: str = "auto") -> dict:
     """One length: {'status', 'sequence', 'pair', 'values', 'probabilities', 'solver', ...}."""
     from . import check, smt
 
@@ -71,16 +73,16 @@ def check_length(sc: Scenario, eps: Budget, k: int, *, method: str = "auto",
     if sc.symbolic and not sc.hmm.symbolic and method in ("auto", "exact"):
         o = smt.parametric_check(sc, eps, k, timeout=timeout, query_timeout=query_timeout)
     else:
-        o = smt.algorithm1(sc, eps, k, timeout=timeout)
+        o = smt.algorithm1(sc, eps, k, timeout=timeout, symmetry=symmetry)
     return {"status": o.status, "sequence": o.sequence, "pair": o.pair, "values": o.values,
             "probabilities": o.probabilities, "solver": o.solver, "message": o.message,
-            "queries": o.queries}
+            "queries": o.queries, "smt": o.details}
 
 
 def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
                k_min: int = 1, timeout: float = 60.0, method: str = "auto",
                query_timeout: float = 2.0, inputs: Any = None, args: Mapping | None = None,
-               progress: bool = False) -> PufferfishVerdict:
+               progress: bool = False, symmetry: str = "auto") -> PufferfishVerdict:
     """Check epsilon-Pufferfish privacy of a scenario for observation lengths k_min..k_max.
 
     ``target``: a :class:`~.scenario.Scenario`, a spec file (YAML/JSON) or mapping, an
@@ -90,11 +92,16 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
     the scenario's length. ``method``: ``auto`` (exact enumeration for fixed parameters,
     nlsat + branch-and-bound for unknown prior parameters, Algorithm 1 otherwise),
     ``exact`` or ``smt`` (always Algorithm 1). ``timeout`` bounds each length's solving.
+    ``symmetry``: ``auto`` lets Algorithm 1 check one pair per orbit of the scenario's
+    declared symmetries after verifying them exactly (:mod:`.symmetry`; recorded in
+    ``details['symmetry']``), ``none`` checks every pair.
 
     The verdict stops at the first violating length; "unknown" when a solver gave up.
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if symmetry not in ("auto", "none"):
+        raise ParameterError(f"symmetry must be 'auto' or 'none', got {symmetry!r}.")
     t0 = time.perf_counter()
     sc = as_scenario(target, inputs=inputs, args=args)
     eps_in = epsilon if epsilon is not None else sc.epsilon
@@ -115,7 +122,7 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
         for k in range(k_min, kmax + 1):
             tk = time.perf_counter()
             last = check_length(sc, eps, k, method=method, timeout=timeout,
-                                query_timeout=query_timeout)
+                                query_timeout=query_timeout, symmetry=symmetry)
             per_k.append({"k": k, "status": last["status"],
                           "seconds": time.perf_counter() - tk,
                           "sequences": last.get("sequences")})
@@ -138,6 +145,10 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
                      "states": sc.hmm.n_states, "observations": len(sc.hmm.observations)}
     if status == "unknown":
         details["verified_up_to"] = k_done - 1
+    if last.get("smt"):  # Algorithm 1 details of the last length (symmetry reduction, ...)
+        details["smt"] = last["smt"]
+        if "symmetry" in last["smt"]:
+            details["symmetry"] = last["smt"]["symmetry"]
     if last.get("max_ratio") is not None:
         details["max_ratio"] = last["max_ratio"]
         details["max_witness"] = last.get("max_witness")

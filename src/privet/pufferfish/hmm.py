@@ -402,6 +402,9 @@ def lump(h: HMM) -> tuple[HMM, list[int]]:
     n = h.n_states
     if h.symbolic:
         return h, list(range(n))
+    cached = h.__dict__.get("_lumped")  # HMMs are immutable: lump once per model
+    if cached is not None:
+        return cached[0], list(cached[1])
     block = [0] * n
     sig0: dict = {}
     for s in range(n):
@@ -433,5 +436,7 @@ def lump(h: HMM) -> tuple[HMM, list[int]]:
             row[block[s2]] = row.get(block[s2], Fraction(0)) + p
         trans.append(row)
     emis = tuple(dict(h.emission[reps[b]]) for b in order)
-    return HMM(states, h.observations, tuple(trans), emis, dict(h.parameters),
-               h.name + " (lumped)"), block
+    out = HMM(states, h.observations, tuple(trans), emis, dict(h.parameters),
+              h.name + " (lumped)")
+    object.__setattr__(h, "_lumped", (out, tuple(block)))
+    return out, block

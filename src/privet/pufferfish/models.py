@@ -104,6 +104,39 @@ def discrete_noisy_max(n: int = 3, alpha: Any = Fraction(1, 2), values: int = 3)
     return hmm(states, obs, trans, emis, name=f"discrete noisy max, {n} queries (Fig. 2)")
 
 
+def noisy_max_symmetries(h: HMM, n: int) -> list:
+    """Declared symmetries of :func:`discrete_noisy_max`: permuting the ``n`` queries.
+
+    Noisy max with uniform tie-breaking is equivariant, P[M(pi x) = pi(i)] = P[M(x) = i], so
+    each coordinate permutation pi maps ``v=x`` to ``v=pi x``, ``n=y`` to ``n=pi y`` and the
+    observation ``i`` to ``pi(i)``. Returns :class:`~.symmetry.Automorphism` generators of
+    S_n (a transposition and an n-cycle); they are a claim that
+    :func:`~.symmetry.reduce_pairs` verifies entry by entry before using it.
+    """
+    from .symmetry import Automorphism, coordinate_permutation_generators
+
+    out = []
+    for perm in coordinate_permutation_generators(n):
+        def move(label: str, perm: tuple = perm) -> str:
+            if label[:2] in ("v=", "n=") and len(label) == n + 2:
+                digits = [""] * n
+                for i, ch in enumerate(label[2:]):
+                    digits[perm[i]] = ch
+                return label[:2] + "".join(digits)
+            return label
+
+        def move_obs(label: str, perm: tuple = perm) -> str:
+            return str(perm[int(label) - 1] + 1) if label.isdigit() else label
+
+        try:
+            states = tuple(h.state_index(move(s)) for s in h.states)
+            obs = tuple(h.obs_index(move_obs(o)) for o in h.observations)
+        except InputError:
+            continue  # not the Fig. 2 layout: declare nothing
+        out.append(Automorphism(states, obs, f"queries permuted by {perm}"))
+    return out
+
+
 NOISY_MAX_INPUT = "v="
 
 

@@ -123,6 +123,8 @@ class Scenario:
     k: int = 1
     description: str = ""
     epsilon: Any = None  # default budget of a spec
+    # declared symmetries (symmetry.Automorphism generators); verified before any use
+    symmetries: tuple = ()
 
     @property
     def symbolic(self) -> bool:
@@ -404,8 +406,9 @@ def noisy_max_dp(n: int = 5) -> Scenario:
     from ..core.neighbors import all_differ
 
     h = models.discrete_noisy_max(n)
-    return dp_scenario(h, models.noisy_max_inputs(n), all_differ(1), k=2,
-                       name=f"discrete noisy max, {n} queries, DP")
+    sc = dp_scenario(h, models.noisy_max_inputs(n), all_differ(1), k=2,
+                     name=f"discrete noisy max, {n} queries, DP")
+    return replace(sc, symmetries=tuple(models.noisy_max_symmetries(h, n)))
 
 
 def above_threshold_dp() -> Scenario:

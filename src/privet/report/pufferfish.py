@@ -39,6 +39,10 @@ def render(v: PufferfishVerdict) -> Any:
         t.add_row("ratio", _fmt(v.ratio))
     if "max_ratio" in v.details and v.details["max_ratio"] is not None:
         t.add_row("largest ratio at this length", _fmt(v.details["max_ratio"]))
+    sym = v.details.get("symmetry")
+    if sym:
+        t.add_row("symmetry", f"{sym['pairs']:,} pairs checked as {sym['orbits']:,} orbit "
+                              f"representatives ({sym['generators']} verified generator(s))")
     t.add_row("solver", v.solver)
     t.add_row("time", f"{v.seconds:.2f} s" if v.seconds is not None else "-")
     return t
@@ -72,6 +76,9 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--k-max", type=int, default=None, help="longest observation sequence")
     p.add_argument("--timeout", type=float, default=60.0, help="solver seconds per length")
     p.add_argument("--method", choices=("auto", "exact", "smt"), default="auto")
+    p.add_argument("--no-symmetry", action="store_true",
+                   help="SMT path: check every pair, not one per orbit of the model's "
+                        "verified symmetries")
     p.add_argument("--bound", action="store_true",
                    help="Algorithm 4: lower bound on epsilon by bracket + binary search")
     p.add_argument("--precision", type=float, default=0.001)
@@ -109,7 +116,8 @@ def run_cli(args: argparse.Namespace) -> int:
             console.print(render_bound(b))
         return 0
     v = pufferfish(spec, args.epsilon, k_max=args.k_max, timeout=args.timeout,
-                   method=args.method, progress=not getattr(args, "json", False))
+                   method=args.method, progress=not getattr(args, "json", False),
+                   symmetry="none" if getattr(args, "no_symmetry", False) else "auto")
     if getattr(args, "json", False):
         print(to_json(v))
     else:
