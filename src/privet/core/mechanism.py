@@ -39,6 +39,7 @@ from .neighbors import Neighbors, all_differ
 from .noise import (
     DEFAULT_ENUMERATION_CAP,
     Distribution,
+    Enumerate,
     Noise,
     Sampler,
     enumerate_outputs,
@@ -287,13 +288,17 @@ class Mechanism:
         return collect(self, x, n, args=args, seed=seed, chunk=chunk)
 
     def distribution(self, x: Any, args: Mapping[str, Any] | None = None, exact: bool = False,
-                     cap: int = DEFAULT_ENUMERATION_CAP) -> Distribution:
-        """Exact output distribution on ``x`` by enumerating every joint noise outcome."""
+                     cap: int = DEFAULT_ENUMERATION_CAP, grid: Enumerate | None = None
+                     ) -> Distribution:
+        """Exact output distribution on ``x`` by enumerating every joint noise outcome.
+
+        Reusing one ``grid`` (``privet.Enumerate(exact, cap)``) across inputs builds the
+        joint noise grid once."""
         self.require("enumerate", "exact enumeration")
         data = self.domain.check(x)
         resolved = self.resolve_args(args)
         return enumerate_outputs(lambda noise: self.run(noise, data, resolved, check_input=False),
-                                 exact=exact, cap=cap)
+                                 exact=exact, cap=cap, grid=grid)
 
     def __call__(self, noise: Noise, x: Any, **args) -> np.ndarray:
         return self.run(noise, x, args)

@@ -471,6 +471,7 @@ class Enumerate(Noise):
         self.cap = int(cap)
         self.size = 1
         self._replay: Replay | None = None
+        self._draws: list[tuple[Dist, Shape]] = []
         self.weights: Any = None
 
     def _draw(self, dist: Dist, shape: Shape) -> np.ndarray:
@@ -479,9 +480,18 @@ class Enumerate(Noise):
         return self._replay._draw(dist, shape)
 
     def prepare(self, run: Callable[[Noise], Any]) -> None:
-        """Probe ``run`` for its draws and build the joint grid with its weights."""
+        """Probe ``run`` for its draws and build the joint grid with its weights.
+
+        The grid depends only on the draws, not on the input: preparing the same instance
+        again for a run with the same draws (another input of the same mechanism) reuses it.
+        """
         probe = _Probe()
         run(probe)
+        if self._replay is not None and len(probe.draws) == len(self._draws) and all(
+                d.same_as(cd) and sh == csh
+                for (d, sh), (cd, csh) in zip(probe.draws, self._draws)):
+            return
+        self._draws = list(probe.draws)
         factors = []
         for i, (dist, shape) in enumerate(probe.draws):
             try:
@@ -565,14 +575,19 @@ def enumerate_outputs(
     run: Callable[[Noise], np.ndarray],
     exact: bool = False,
     cap: int = DEFAULT_ENUMERATION_CAP,
+    grid: Enumerate | None = None,
 ) -> Distribution:
     """Exact output distribution of ``run(noise)`` over every joint outcome of its noise.
 
     ``run`` is called twice: once with a probe that lists its draws (which must not depend
     on the noise values), once with the whole grid as one batch. Outputs are grouped by
-    value; probabilities are float64, or :class:`fractions.Fraction` when ``exact``.
+    value; probabilities are float64, or :class:`fractions.Fraction` when ``exact``. Pass the
+    same ``grid`` (an :class:`Enumerate`) across inputs of one mechanism to build the joint
+    grid once.
     """
-    noise = Enumerate(exact=exact, cap=cap)
+    noise = grid if grid is not None else Enumerate(exact=exact, cap=cap)
+    if noise.exact != exact:
+        raise NoiseError("the reused Enumerate grid was built with the other number type.")
     noise.prepare(run)
     outputs = np.asarray(run(noise.rewind()))
     return group_outputs(outputs, noise.weights, grid_size=noise.size)

@@ -39,7 +39,7 @@ from ..core.errors import (
 )
 from ..core.mechanism import Mechanism
 from ..core.neighbors import TOL, Neighbors
-from ..core.noise import DEFAULT_ENUMERATION_CAP
+from ..core.noise import DEFAULT_ENUMERATION_CAP, Enumerate
 from .bdd import Compiled, Program
 
 LOG_TOL = 1e-9           # relative tolerance of the float screen before exact comparison
@@ -67,7 +67,7 @@ class Target:
     compile_seconds: float = 0.0
     solver_runs: int = 0
     _dists: dict = field(default_factory=dict)
-    _grid: dict = field(default_factory=dict)
+    _enum: Enumerate | None = None
 
     @property
     def name(self) -> str:
@@ -93,12 +93,10 @@ class Target:
             mech = self.obj
             assert isinstance(mech, Mechanism)
             try:
-                if self.exact:
-                    out = _enumerate_exact(mech, x, self.args, self.cap, self._grid)
-                    self.solver_runs += 1
-                    self._dists[x] = out
-                    return out
-                d = mech.distribution(np.asarray(x), self.args, exact=False, cap=self.cap)
+                if self._enum is None:
+                    self._enum = Enumerate(exact=self.exact, cap=self.cap)
+                d = mech.distribution(np.asarray(x), self.args, exact=self.exact, cap=self.cap,
+                                      grid=self._enum)
             except NotEnumerableError as err:
                 raise NotEnumerableError(
                     f"exact inference needs finite discrete noise, but mechanism {mech.name!r} "
@@ -121,96 +119,6 @@ class Target:
                for k, v in out.items()}
         self._dists[x] = out
         return out
-
-
-def _enumerate_exact(mech: Mechanism, x: tuple, args: dict, cap: int,
-                     cache: dict | None = None) -> dict:
-    """Exact output distribution of ``mech`` on ``x`` with integer weights.
-
-    Same joint grid as the foundation's ``Enumerate`` (every outcome of every draw), but
-    each draw's probabilities are integers over the draw's common denominator, so joint
-    weights are int64 (or Python int) products instead of Fraction products.
-    """
-    from ..core.noise import Tape, _Probe
-
-    data = mech.domain.check(np.asarray(x))
-    resolved = mech.resolve_args(args)
-
-    def run(noise):
-        return mech.run(noise, data, resolved, check_input=False)
-
-    probe = _Probe()
-    run(probe)
-    cached = None if cache is None else cache.get("grid")
-    if cached is not None and len(cached[0]) == len(probe.draws) and all(
-            d.same_as(cd) and sh == csh
-            for (d, sh), (cd, csh) in zip(probe.draws, cached[0])):
-        # the joint noise grid does not depend on the input: reuse it
-        _, tape, weight, total_den, grid = cached
-        return _group_exact(run, tape, weight, total_den, grid)
-    factors = []
-    for i, (dist, shape) in enumerate(probe.draws):
-        try:
-            values, probs = dist.support(exact=True)
-        except NotEnumerableError as err:
-            raise NotEnumerableError(f"draw #{i + 1}: {err}") from None
-        den = math.lcm(*[Fraction(q).denominator for q in probs])
-        nums = [int(Fraction(q) * den) for q in probs]
-        factors.append((dist, shape, np.asarray(values), nums, den))
-    grid, total_den = 1, 1
-    for _, shape, values, _, den in factors:
-        c = int(np.prod(shape, dtype=np.int64))
-        grid *= len(values) ** c
-        total_den *= den ** c
-    if grid > cap:
-        raise GridTooLargeError(
-            f"exact enumeration needs {grid:,} joint noise outcomes, above the cap of "
-            f"{cap:,}; raise cap= or use the BDD backend (privet.exact.bdd programs)."
-        )
-    big = total_den >= (1 << 62)
-    weight = np.ones(grid, dtype=object if big else np.int64)
-    tape = Tape()
-    stride = grid
-    for dist, shape, values, nums, _ in factors:
-        ncoord = int(np.prod(shape, dtype=np.int64))
-        k = len(values)
-        idx = np.empty((grid, ncoord), dtype=np.int64)
-        for c in range(ncoord):
-            stride //= k
-            idx[:, c] = (np.arange(grid, dtype=np.int64) // stride) % k
-        pr = np.asarray(nums, dtype=object if big else np.int64)
-        for c in range(ncoord):
-            weight = weight * pr[idx[:, c]]
-        tape.entries.append((dist, shape, values[idx].reshape((grid, *shape,
-                                                                 *values.shape[1:]))))
-    if cache is not None:
-        cache["grid"] = (list(probe.draws), tape, weight, total_den, grid)
-    return _group_exact(run, tape, weight, total_den, grid)
-
-
-def _group_exact(run, tape, weight, total_den: int, grid: int) -> dict:
-    from ..core.noise import Replay
-
-    replay = Replay(tape)
-    replay.rewind()
-    replay.size = grid
-    outputs = np.asarray(run(replay))
-    flat = outputs.reshape(grid, -1)
-    if flat.shape[1] == 1:
-        order = np.argsort(flat[:, 0], kind="stable")
-    else:
-        order = np.lexsort(flat.T[::-1])
-    srt = flat[order]
-    starts = np.flatnonzero(np.r_[True, np.any(srt[1:] != srt[:-1], axis=1)])
-    uniq = srt[starts]
-    sums = np.add.reduceat(weight[order], starts)
-    out = {}
-    for row, s in zip(uniq, sums):
-        if s == 0:
-            continue
-        key = _key(row.tolist())
-        out[key] = Fraction(int(s), total_den)
-    return out
 
 
 def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
