@@ -16,19 +16,16 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from privet.detect import detect, pvalue_curve
+from privet.mechanisms import get
+from privet.report.detect import plot_curve
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "detect"))
-
-from statdp_mechs import get  # noqa: E402
-
-from privet.detect import detect, pvalue_curve  # noqa: E402
-from privet.report.detect import plot_curve  # noqa: E402
 
 FIGURES = [
     ("statdp.noisy_max_v1a", "Fig. 2a", "correct Noisy Max, Laplace"),

@@ -4,12 +4,12 @@ import math
 
 import numpy as np
 import pytest
-from statdp_mechs import get
 
 import privet
 from privet.core.errors import MechanismError, NeighborError, ParameterError, PrivetError
 from privet.core.results import DetectResult, from_json, to_json
 from privet.detect import detect, pvalue_curve, select_event, test_event
+from privet.mechanisms import get
 
 SMALL = {"n_select": 20_000, "n_final": 50_000}
 

@@ -4,9 +4,9 @@ import argparse
 import json
 
 from rich.console import Console
-from statdp_mechs import get
 
 from privet.detect import detect
+from privet.mechanisms import get
 from privet.report.detect import add_cli, plot_curve, render, run_cli
 
 

@@ -3,9 +3,9 @@
 import math
 
 import pytest
-from statdp_mechs import get
 
 from privet.detect import detect, pvalue_curve
+from privet.mechanisms import get
 
 NAMES = ["statdp.noisy_max_v1a", "statdp.noisy_max_v1b", "statdp.noisy_max_v2a",
          "statdp.noisy_max_v2b", "statdp.histogram", "statdp.histogram_eps", "statdp.svt",

@@ -1,12 +1,14 @@
 """Argument generation (Sec. 4.4.2): least noise for noise args, MaxSMT for the others."""
 
 import numpy as np
-from statdp_mechs import get, svt
 
 import privet
 from privet import ops
 from privet.detect.engine import generate_inputs
 from privet.detect.trace import Trace, least_noise_args, maxsmt_args, run_trace
+from privet.mechanisms import get
+
+svt = get("statdp.svt")
 
 
 def test_trace_returns_noise_free_values_and_records_draws():
