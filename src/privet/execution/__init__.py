@@ -56,6 +56,16 @@ def _task(mech: Mechanism, x: Any, args: Mapping | None, seed: Any, index: int, 
     return reduce(mech.run(noise, x, args, check_input=False))
 
 
+def _in_order(futures: list) -> Any:
+    """Results of submitted futures in submission order; cancels the rest when stopped."""
+    try:
+        for f in futures:
+            yield f.result()
+    finally:
+        for f in futures:
+            f.cancel()
+
+
 class InProcess:
     """Run chunks one after another in this process (vectorized mechanisms)."""
 
@@ -75,13 +85,7 @@ class ProcessPool:
         self.pool = cf.ProcessPoolExecutor(max_workers=self.workers)
 
     def map(self, fn: Callable, jobs: list[tuple]):
-        futures = [self.pool.submit(fn, *job) for job in jobs]
-        try:
-            for f in futures:
-                yield f.result()
-        finally:
-            for f in futures:
-                f.cancel()
+        return _in_order([self.pool.submit(fn, *job) for job in jobs])
 
     def close(self):
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -112,13 +116,7 @@ class DaskExecutor:
             self.client, self.own = Client(client), True
 
     def map(self, fn: Callable, jobs: list[tuple]):
-        futures = [self.client.submit(fn, *job, pure=False) for job in jobs]
-        try:
-            for f in futures:
-                yield f.result()
-        finally:
-            for f in futures:
-                f.cancel()
+        return _in_order([self.client.submit(fn, *job, pure=False) for job in jobs])
 
     def close(self):
         if self.own:
