@@ -1,0 +1,132 @@
+"""Table I of KOLAHAL (Roy, Hsu, Albarghouthi, S&P 2021) with privet.synth.
+
+For each of the nine sketches, runs ``privet.synth`` (fixParams, selectExamples,
+getNoiseRegion, findExpr, verification of the top 5 x #locations with privet.detect) and,
+in the same run, the paper's "noopt" baseline (rank every grammar vector without the
+region, then verify the top 5 x #locations). Prints our phase times (init, opti, enum,
+verify, total) and the rank of the textbook answer next to the paper's figures.
+
+    /work/venv/bin/python benchmarks/synth_kolahal.py            # full run
+    /work/venv/bin/python benchmarks/synth_kolahal.py --quick    # smaller samples, no noopt
+    /work/venv/bin/python benchmarks/synth_kolahal.py --only svt above_t1
+
+The paper's times are minutes on a 4-core cluster node; ours are seconds on whatever this
+machine gives (shared cores make them noisy). JSON goes to benchmarks/out/synth_kolahal.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from privet.core.results import to_jsonable
+from privet.mechanisms.kolahal_sketches import PAPER_TABLE, SKETCHES
+from privet.synth import synth
+
+
+def _s(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f}"
+
+
+def _m(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return "<1" if x < 1 else f"{x:g}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smaller samples, no noopt baseline")
+    ap.add_argument("--only", nargs="*", default=None, help="sketch names (e.g. svt)")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the noopt baseline")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tester", default="auto", choices=("auto", "internal", "detect"))
+    ap.add_argument("--noopt-budget", type=float, default=300.0,
+                    help="seconds of ranking after which noopt stops (reported as timed out)")
+    ap.add_argument("--out", default="benchmarks/out/synth_kolahal.json")
+    ap.add_argument("--show", nargs="+", default=None,
+                    help="print the table from saved JSON files instead of running")
+    args = ap.parse_args(argv)
+    if args.show:
+        Console(width=230).print(show(args.show))
+        return 0
+
+    names = list(SKETCHES)
+    if args.only:
+        names = [n if n.startswith("kolahal.") else f"kolahal.{n}" for n in args.only]
+    sizes = dict(n_select=10_000, n_final=20_000, m_region=20_000, m_rank=20_000,
+                 verify_n=(20_000, 100_000))
+    if args.quick:
+        sizes = dict(n_select=5_000, n_final=10_000, m_region=10_000, m_rank=10_000,
+                     verify_n=(10_000, 50_000))
+    console = Console(width=230)
+    rows, dump = [], {}
+    for name in names:
+        sk = SKETCHES[name]
+        t0 = time.perf_counter()
+        r = synth(sk, seed=args.seed, tester=args.tester,
+                  baseline=not (args.quick or args.no_baseline),
+                  baseline_budget=args.noopt_budget, **sizes)
+        wall = time.perf_counter() - t0
+        dump[name] = to_jsonable(r)
+        rows.append(_row(name, r))
+        best = rows[-1][9]
+        noopt = rows[-1][11]
+        b = r.baseline or {}
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(dump, indent=1, ensure_ascii=False))   # after every sketch
+        console.print(f"{name}: textbook rank {r.textbook_rank} (preliminary "
+                      f"{r.textbook_preliminary_rank}), best {best}, {wall:.0f} s"
+                      + (f"; noopt {noopt}" if b else ""))
+    console.print(_table(rows))
+    console.print(f"JSON: {args.out}")
+    return 0
+
+
+def _row(name: str, r) -> tuple:
+    best = r.best.describe() if r.best else "none"
+    b = r.baseline or {}
+    locs, paper_t, paper_rank, paper_noopt = PAPER_TABLE[name]
+    noopt = (f"timeout ({b.get('ranked')}/{b.get('grammar_size')} ranked)"
+             if b.get("timed_out") else
+             f"{_s(b.get('total'))} s, rank {b.get('textbook_rank') or '-'}") if b else "-"
+    return (name.split(".")[1], str(locs), *[_s(r.times[k]) for k in
+            ("init", "opti", "enum", "verify", "total")],
+            str(r.textbook_rank or "-"), str(r.textbook_preliminary_rank or "-"),
+            best, f"{r.n_candidates}/{r.grammar_size}", noopt,
+            " / ".join(_m(v) for v in paper_t), str(paper_rank),
+            _m(paper_noopt) if paper_noopt else "-")
+
+
+def show(paths: list[str]) -> Table:
+    """The table from saved JSON files (``--show``), in the order of Table I."""
+    from privet.core.results import from_jsonable
+
+    results = {}
+    for p in paths:
+        for name, data in json.loads(Path(p).read_text()).items():
+            results[name] = from_jsonable(data)
+    return _table([_row(n, results[n]) for n in SKETCHES if n in results])
+
+
+def _table(rows: list[tuple]) -> Table:
+    t = Table(title="KOLAHAL Table I: privet.synth (seconds, this machine) vs the paper "
+              "(minutes, 4 cores)")
+    for col in ("sketch", "#locs", "init", "opti", "enum", "verify", "total", "rank",
+                "prelim", "best completion", "cand/grammar", "noopt (ours)",
+                "paper init/opti/enum/verify/total", "paper rank", "paper noopt"):
+        t.add_column(col)
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""End to end on small sketches with reduced sample sizes, the region on a tiny case, and
+the "no completion found" path."""
+
+import math
+
+import numpy as np
+import pytest
+
+import privet
+from privet.core.results import SynthResult, from_json, to_json
+from privet.synth import Grammar, noise_region, sketch, synth
+from privet.synth.examples import Example
+from privet.synth.grammar import Factor
+
+SMALL = dict(tester="internal", n_select=4_000, n_final=8_000, m_region=5_000, m_rank=6_000,
+             verify_n=(5_000, 20_000), seed=3)
+
+
+@sketch(holes=("η",), neighbors=privet.neighbors.one_differs(1), textbook=[("1/ε",)])
+def hist(noise, q, *, epsilon):
+    return np.broadcast_to(q, (noise.size, q.shape[0])) + noise.hole("η", q.shape)
+
+
+@pytest.fixture(scope="module")
+def hist_result():
+    return synth(hist, **SMALL)
+
+
+def test_histogram_recovers_textbook_noise(hist_result):
+    r = hist_result
+    assert r.status == "found"
+    assert r.best.exprs == ("1/ε",)
+    assert r.textbook_rank == 1
+    assert "no violation found" in r.best.verdict
+    assert set(r.times) == {"init", "opti", "enum", "verify", "total"}
+    assert r.n_candidates < r.grammar_size          # the region pruned the grammar
+    # the completion is a runnable mechanism
+    mech = r.mechanisms()[0]
+    assert mech.sample(np.ones(5), 10, seed=0).shape == (10, 5)
+
+
+def test_result_round_trips_json(hist_result):
+    back = from_json(to_json(hist_result))
+    assert isinstance(back, SynthResult)
+    assert back.completions[0].exprs == hist_result.completions[0].exprs
+    assert back.textbook_rank == hist_result.textbook_rank
+
+
+def test_region_on_a_tiny_case():
+    """One hole, one example whose loss is exactly e^(1/c): the region's best c is 1/ε.
+
+    For x + Lap(c) with x in {0, 1} and E = (1.5, inf], P1/P2 = e^(1/c) exactly; with 20,000
+    correlated importance samples the ratio's relative error is a few percent, so c is
+    within 0.15 of 1.
+    """
+
+    @sketch(holes=("h",), length=1, epsilon=1.0)
+    def one(noise, x, *, epsilon):
+        return x[0] + noise.hole("h")
+
+    ex = Example(0, (1.0,), (0.0,), privet.events.Interval(1.5, math.inf), 0.5, 1.0, (1.0,))
+    region = noise_region(one, one.gamma(), [ex], m=20_000, seed=1)
+    best = region.best()
+    assert best.mask == (True,)
+    assert abs(best.best[0] - 1.0) < 0.15
+    assert len(region.points) > 0
+    # every region point is close to the optimum
+    assert region.distance(np.array([[1.0]]))[0] < 0.2
+
+
+def test_grammar_without_a_private_completion():
+    tiny = Grammar(coefficients=(0.25,), factors=(), bottom=True)
+    r = synth(hist, grammar=tiny, **SMALL)
+    assert r.status == "no completion found"
+    assert r.best is None
+    assert r.completions, "the best candidates are reported"
+    for c in r.completions:
+        assert not c.passed and c.rank is None
+        assert c.counterexample is not None
+        assert "violation found" in c.verdict
+
+
+@sketch(holes=("η",), family="geometric", geometric_bound=4,
+        neighbors=privet.neighbors.one_differs(1),
+        domain=privet.Domain(integer=True, low=0, high=4), length=3,
+        settings=[{"epsilon": 0.5}, {"epsilon": 2.0}], textbook=[("1/ε",)])
+def geo_hist(noise, q, *, epsilon):
+    """Truncated geometric histogram: clip(q + Z, 0, 4) with Z censored to [-4, 4]."""
+    return np.clip(np.broadcast_to(q, (noise.size, q.shape[0])) + noise.hole("η", q.shape),
+                   0, 4)
+
+
+def test_discrete_sketch_is_verified_exactly():
+    inv = Factor("inv_epsilon", "1/ε", lambda n, a: 1.0 / a["epsilon"])
+    g = Grammar(coefficients=(1, 2), factors=((inv, (1, 2)),), bottom=True)
+    r = synth(geo_hist, grammar=g, **SMALL)
+    assert r.status == "found"
+    best = r.best
+    assert best.exprs == ("1/ε",)
+    assert best.method == "exact"
+    assert best.verdict.startswith("verified")
+    # truncated geometric with alpha = e^-eps is exactly eps-DP on these pairs
+    assert best.exact_epsilon == pytest.approx(1.0, abs=1e-9)
+    for c in r.completions:
+        if c.exprs == ("1/ε²",):      # scale 1/4 at eps = 2 is 4-DP, not 2-DP
+            assert not c.passed
+
+
+def test_report_renders_the_table_and_cli_parses(hist_result):
+    import argparse
+
+    from rich.console import Console
+
+    from privet.report.synth import add_cli, render
+
+    console = Console(record=True, width=200)
+    console.print(render(hist_result))
+    text = console.export_text()
+    assert "1/ε" in text and "textbook" in text and "init" in text
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    add_cli(sub)
+    ns = parser.parse_args(["synth", "kolahal.histogram", "--epsilon", "0.5", "--top", "3"])
+    assert ns.target == "kolahal.histogram" and ns.epsilon == 0.5 and ns.top == 3
+    assert callable(ns.run)
