@@ -3,8 +3,10 @@
 Each engine contributes one :class:`~privet.core.results.SuiteRow` per mechanism it
 applies to: ``sample`` (throughput, every mechanism), ``detect`` (StatDP test at the
 claimed ε, every sampleable mechanism), ``exact`` (tight ε of the discrete ones),
-``search`` (certified lower bound, DP-Finder's mechanisms). An engine whose package cannot
-be imported (an optional dependency missing) is reported as skipped, not as a failure.
+``search`` (certified lower bound, DP-Finder's mechanisms), ``pufferfish`` (DP of the
+discrete ones through their HMM) and, on request (``--engines synth``, minutes per sketch),
+``synth`` (KOLAHAL's sketches: the rank of the textbook noise). An engine whose package
+cannot be imported (an optional dependency missing) is left out.
 """
 
 from __future__ import annotations
@@ -93,12 +95,46 @@ def run_search(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | Non
                 witness=bound.witness.event if bound.witness else None)
 
 
+def run_pufferfish(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+    if not mech.supports("enumerate") or not mech.source.lower().startswith(("wmc", "faier")):
+        return None
+    from .pufferfish import pufferfish
+
+    start = time.perf_counter()
+    length = len(_representative_input(mech))
+    inputs = [tuple(r) for r in mech.domain.inputs(length).tolist()]
+    res = pufferfish(mech, inputs=inputs)
+    ratio = float(res.ratio) if res.ratio else None
+    status = (f"verified to length {res.k}" if res.status == "verified" else
+              f"{res.status} at length {res.k}")
+    return _row(mech, "pufferfish", f"{status} (n={length})",
+                math.log(ratio) if ratio and math.isfinite(ratio) else ratio, start,
+                text=res.describe())
+
+
+def run_synth(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+    if not mech.name.startswith("kolahal."):
+        return None
+    from .synth import synth
+
+    start = time.perf_counter()
+    res = synth(mech.name, seed=seed)
+    rank = res.textbook_rank
+    verdict = f"textbook noise at rank {rank}" if rank else "textbook noise not recovered"
+    return _row(mech, "synth", verdict, rank, start,
+                best=res.best.describe() if res.best is not None else None)
+
+
 ENGINES: dict[str, Callable[[Mechanism, bool, int | None], SuiteRow | None]] = {
     "sample": run_sample,
     "detect": run_detect,
     "exact": run_exact,
     "search": run_search,
+    "pufferfish": run_pufferfish,
+    "synth": run_synth,
 }
+# synth takes minutes per sketch (benchmarks/synth_kolahal.py): only on request
+DEFAULT_ENGINES = ("sample", "detect", "exact", "search", "pufferfish")
 
 
 def _available(engine: str) -> bool:
@@ -116,7 +152,7 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
     """Run the chosen engines (default: all available) over the library (or ``only``)."""
     from . import mechanisms
 
-    chosen = list(engines) if engines else [e for e in ENGINES if _available(e)]
+    chosen = list(engines) if engines else [e for e in DEFAULT_ENGINES if _available(e)]
     unknown = [e for e in chosen if e not in ENGINES]
     if unknown:
         raise PrivetError(f"unknown engine(s) {', '.join(unknown)}; use {', '.join(ENGINES)}.")

@@ -173,10 +173,16 @@ def test_algorithm1_above_threshold():
 
 
 def test_irrational_epsilon_is_decided_exactly():
-    # e^(ln 2 as a float) is just below 2: the ratio-2 sequences violate it, by 1e-16
-    v = pufferfish("ex2", math.log(2))
+    # e^(ln 2 - 1e-9) is just below 2: the ratio-2 sequences violate it
+    v = pufferfish("ex2", math.log(2) - 1e-9)
     assert v.status == "violated" and v.ratio == 2
-    assert pufferfish("ex2", math.log(2) + 1e-12).status == "verified"
+    assert pufferfish("ex2", math.log(2) + 1e-9).status == "verified"
+
+
+def test_float_ln2_is_read_as_ln2():
+    # math.log(2) is 2e-17 below ln 2; it stands for ln 2, as the geometric mechanism claims
+    v = pufferfish("ex2", math.log(2))
+    assert v.status == "verified" and v.epsilon_text == "ln(2)"
 
 
 # -- bad input --------------------------------------------------------------------------------

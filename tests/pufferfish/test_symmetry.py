@@ -125,9 +125,9 @@ def test_pufferfish_verdict_records_the_symmetry():
 
 
 def test_short_factor_is_refined_when_its_model_fails_the_exact_check():
-    # e^(ln 2 + 1e-12) > 2 = the largest ratio, but the 6-digit bound 1.99999 is below 2:
+    # e^(ln 2 + 1e-9) > 2 = the largest ratio, but the 6-digit bound 1.99999 is below 2:
     # the short query is SAT, its model fails the exact re-check, the 40-digit one is UNSAT
-    assert smt.factor_ladder(budget(math.log(2) + 1e-12))[0] < 2
-    assert pufferfish("ex2", math.log(2) + 1e-12, method="smt").status == "verified"
-    v = pufferfish("ex2", math.log(2), method="smt")  # e^(float ln 2) is just below 2
+    assert smt.factor_ladder(budget(math.log(2) + 1e-9))[0] < 2
+    assert pufferfish("ex2", math.log(2) + 1e-9, method="smt").status == "verified"
+    v = pufferfish("ex2", math.log(2) - 1e-9, method="smt")  # e^eps just below 2
     assert v.status == "violated" and v.ratio == 2

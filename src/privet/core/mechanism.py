@@ -105,6 +105,28 @@ class Domain:
         return {"length": self.length, "integer": self.integer, "low": self.low,
                 "high": self.high}
 
+    def inputs(self, length: int | None = None, cap: int = 1 << 20) -> np.ndarray:
+        """Every input of a finite integer domain, one per row (lexicographic order).
+
+        ``length`` fixes an open length; InputError when the domain is not finite or has
+        more than ``cap`` inputs."""
+        n = length if length is not None else self.length
+        if isinstance(n, tuple) or n is None or not self.integer or not (
+                math.isfinite(self.low) and math.isfinite(self.high)):
+            raise InputError(
+                f"the domain ({self.describe()}) is not a finite set of integer lists; give "
+                "an input length or the inputs themselves."
+            )
+        if isinstance(self.length, int) and n != self.length:
+            raise InputError(f"the domain has length {self.length}, not {n}.")
+        values = np.arange(int(self.low), int(self.high) + 1)
+        count = len(values) ** int(n)
+        if count > cap:
+            raise InputError(f"the domain has {count:,} inputs of length {n}, above the cap "
+                             f"of {cap:,}.")
+        grids = np.meshgrid(*([values] * int(n)), indexing="ij")
+        return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
+
 
 @dataclass(frozen=True)
 class Output:

@@ -100,6 +100,13 @@ def budget(value: Any) -> Budget:
         raise ParameterError(f"cannot read epsilon {value!r}.") from None
     if not (eps > 0 and math.isfinite(eps)):
         raise ParameterError(f"epsilon must be a positive finite number, got {value!r}.")
+    # A float such as math.log(2) stands for ln 2: it is 2e-17 below it, and checking the
+    # float literally would call the ln 2-DP geometric mechanism a violation. When e^eps is
+    # within 1e-12 (relative) of a rational with a small denominator, use that rational
+    # exactly -- the same reading as privet's floats-as-the-decimal-they-print rule.
+    near = Fraction(math.exp(eps)).limit_denominator(10_000)
+    if near > 1 and abs(float(near) - math.exp(eps)) <= 1e-12 * float(near):
+        return Budget(f"ln({near})", eps, near)
     return Budget(f"{eps:g}", eps, None)
 
 

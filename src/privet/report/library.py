@@ -72,7 +72,8 @@ def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Table:
 
 
 FIGURE_NAMES = {"sample": "outputs/s", "detect": "p-value", "exact": "exact ε",
-                "search": "certified ε ≥"}
+                "search": "certified ε ≥", "pufferfish": "worst log-ratio",
+                "synth": "textbook rank"}
 
 
 def suite_table(rows: Sequence[Any]) -> Table:

@@ -71,7 +71,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "example (ex2..ex6, noisy_max, above_threshold) or, with --bound, a "
                     "library mechanism. Verdicts: verified up to length k, violated (with "
                     "a sequence and parameter values), or unknown.")
-    p.add_argument("spec", help="spec file, example name, or mechanism (with --bound)")
+    p.add_argument("spec", help="spec file, example name, or a discrete mechanism (library "
+                   "name or MODULE:NAME), checked for DP through its HMM")
+    p.add_argument("--length", type=int, default=None,
+                   help="input length of a mechanism whose domain leaves it open")
     p.add_argument("--epsilon", default=None, help="budget, e.g. 0.7 or 'ln(2)'")
     p.add_argument("--k-max", type=int, default=None, help="longest observation sequence")
     p.add_argument("--timeout", type=float, default=60.0, help="solver seconds per length")
@@ -88,6 +91,20 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _resolve(spec: str) -> Any:
+    """An example name or a spec file stays a string; anything else names a mechanism
+    (library name, MODULE:NAME or FILE.py:NAME), checked for DP through its HMM."""
+    from pathlib import Path
+
+    from ..pufferfish.scenario import EXAMPLES
+
+    if spec in EXAMPLES or Path(spec).exists() or spec.endswith((".yaml", ".yml", ".json")):
+        return spec
+    from ..cli_support import load_mechanism
+
+    return load_mechanism(spec)
+
+
 def run_cli(args: argparse.Namespace) -> int:
     """Run the subcommand; exit 0 verified/bound, 1 violated, 3 unknown."""
     from rich.console import Console
@@ -97,25 +114,22 @@ def run_cli(args: argparse.Namespace) -> int:
 
     console = Console()
     spec = getattr(args, "spec", None) or getattr(args, "target", None)
+    target: Any = _resolve(spec)
+    inputs = None
+    if not isinstance(target, str) and getattr(args, "length", None):
+        inputs = [tuple(r) for r in target.domain.inputs(args.length).tolist()]
     if args.bound:
         from ..pufferfish.bound import lower_bound
-        from ..pufferfish.scenario import EXAMPLES
 
-        if spec in EXAMPLES or spec.endswith((".yaml", ".yml", ".json")):
-            target: Any = as_scenario(spec)
-            b = lower_bound(target, args.precision, k=args.k_max,
-                            method="smt" if args.method == "smt" else "exact")
-        else:
-            from ..cli_support import load_mechanism
-
-            b = lower_bound(load_mechanism(spec), args.precision, k=args.k_max,
-                            method="smt" if args.method == "smt" else "exact")
+        b = lower_bound(target if not isinstance(target, str) else as_scenario(target),
+                        args.precision, k=args.k_max, inputs=inputs,
+                        method="smt" if args.method == "smt" else "exact")
         if getattr(args, "json", False):
             print(to_json(b))
         else:
             console.print(render_bound(b))
         return 0
-    v = pufferfish(spec, args.epsilon, k_max=args.k_max, timeout=args.timeout,
+    v = pufferfish(target, args.epsilon, inputs=inputs, k_max=args.k_max, timeout=args.timeout,
                    method=args.method, progress=not getattr(args, "json", False),
                    symmetry="none" if getattr(args, "no_symmetry", False) else "auto")
     if getattr(args, "json", False):
