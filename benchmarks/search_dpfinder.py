@@ -6,10 +6,10 @@ epsilon for the nine DP-Finder algorithms, search vs. random search, over seeded
     /work/venv/bin/python benchmarks/search_dpfinder.py --runs 20 --iterations 2 --workers 2
 
 Each run is ``privet.search(mech, iterations=I, seed=s, baseline=True)``: I DP-Finder
-iterations (random triple, adaptive correlated estimate, SLSQP on the Relaxed surrogate,
-polish) and the random-search baseline with the same number of random triples; both best
-triples are confirmed on a fresh sample ("eps >= L with confidence 0.9"). Printed per
-algorithm: median and best certified eps of the search, the known upper bound (DP-Finder
+iterations (random or contrast triple, adaptive correlated estimate, SLSQP on the Relaxed
+surrogate, polish, tail walk) and the random-search baseline with the same number of random
+triples; both best triples are confirmed on a fresh sample ("eps >= L with confidence 0.9").
+Printed per algorithm: median and best certified eps of the search, the known upper bound (DP-Finder
 Sec. 6.2), the random-search median, and the time per search iteration. The paper's Fig. 12
 shows exact (PSI) violations of 50 counterexamples; ours are certified lower bounds.
 """

@@ -6,7 +6,8 @@ Phi for discrete outputs, a box for continuous ones -- estimates eps(x, x', Phi)
 correlated sampling (Eqs. (5)-(6), :mod:`privet.search.estimate`) using an adaptive sample
 size (Sec. 6.1: 2,000 samples, doubled until the M-CLT interval of Sec. 4.5 is narrower than
 4e-3), then maximizes the smooth surrogate eps^d (Sec. 5, :mod:`privet.search.relaxed`) with
-SLSQP under the neighbor relation and p^(x) >= 1e-2 (:mod:`privet.search.optimize`).
+SLSQP under the neighbor relation and p^(x) >= 1e-2 (:mod:`privet.search.optimize`), then
+walks the pair toward the event's tail (where ratios such as noisyMax's approach e^eps).
 Mechanisms that do not use ``privet.ops`` get a derivative-free search over the correlated
 estimate. The best triple is then confirmed: exactly by enumeration when the noise is finite
 and discrete, otherwise by a fresh large sample and Clopper-Pearson bounds joined by a union
@@ -36,6 +37,7 @@ from ..core.errors import (
 )
 from ..core.events import Event, Interval, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
+from ..core.noise import Sampler
 from ..core.results import Bound, Counterexample
 from ..execution import collect
 from ..stats.intervals import (
@@ -54,9 +56,17 @@ from .estimate import (
     hard_checks,
     record,
 )
-from .optimize import compass_search, local_search, slsqp
+from .optimize import compass_search, local_search, slsqp, tail_walk
 from .relaxed import DEFAULT_C, Relaxed, SoftOps, soft_contains, uses_ops
-from .space import PointBox, Space, default_length, random_event, random_input, random_neighbor
+from .space import (
+    PointBox,
+    Space,
+    default_length,
+    is_discrete,
+    random_event,
+    random_input,
+    random_neighbor,
+)
 
 __all__ = [
     "DEFAULT_C", "Estimate", "PointBox", "Relaxed", "SoftOps", "adaptive_estimate", "confirm",
@@ -64,8 +74,8 @@ __all__ = [
 ]
 
 P_MIN = 1e-2
-N_CONFIRM = None  # auto: about 40,000 expected events under x, between 1e6 and 4e6 samples
-CONFIRM_EVENTS = 40_000
+N_CONFIRM = None  # auto: about 100,000 expected events under x, between 1e6 and 4e6 samples
+CONFIRM_EVENTS = 100_000
 CONFIRM_RANGE = (1_000_000, 4_000_000)
 CONFIRM_CHUNK = 250_000
 ENUM_CAP = 1 << 20
@@ -173,11 +183,35 @@ def _swap(m: Moments) -> Moments:
     return Moments(m.p2, m.p1, m.var2, m.var1, m.cov, m.n)
 
 
-def _random_triple(mech, rng, args, opts):
+def _random_triple(mech, rng, args, opts, informed: bool = False):
     x = random_input(mech, rng, opts["length"], opts["input_range"])
     x2 = random_neighbor(mech, x, rng)
-    event = random_event(mech, x if rng.random() < 0.5 else x2, rng, args, opts["box_width"])
+    event = _contrast_event(mech, x, x2, rng, args) if informed and rng.random() < 0.5 else None
+    if event is None:
+        event = random_event(mech, x if rng.random() < 0.5 else x2, rng, args,
+                             opts["box_width"])
     return x, x2, event
+
+
+def _contrast_event(mech, x, x2, rng, args, probe: int = 2000) -> Event | None:
+    """For discrete outputs, the singleton {y} whose observed frequencies under x and x'
+    differ most in ratio (half of the search's iterations start from it; the rest, and
+    random search, draw y at random as in Sec. 6.2). An output seen under one input only
+    is a candidate infinity, e.g. for AT5 whenever x and x' order their entries
+    differently; a uniform draw mostly lands on the all-0 / all-1 outputs there."""
+    o1 = np.asarray(mech.run(Sampler(rng, probe), x, args, check_input=False), dtype=float)
+    o2 = np.asarray(mech.run(Sampler(rng, probe), x2, args, check_input=False), dtype=float)
+    r1 = o1.reshape(probe, -1)
+    r2 = o2.reshape(probe, -1)
+    if not (is_discrete(mech, r1) and is_discrete(mech, r2)):
+        return None
+    uniq, inv = np.unique(np.vstack([r1, r2]), axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    c1 = np.bincount(inv[:probe], minlength=len(uniq)) + 0.5
+    c2 = np.bincount(inv[probe:], minlength=len(uniq)) + 0.5
+    score = np.abs(np.log(c1 / c2)) + rng.uniform(0, 1e-9, len(uniq))  # random tie-break
+    y = uniq[int(np.argmax(score))]
+    return Singleton(tuple(float(v) for v in y))
 
 
 def _estimate_triple(mech, x, x2, event, rng, args, opts) -> tuple:
@@ -201,7 +235,7 @@ def _iteration(mech: Mechanism, rng: np.random.Generator, args, opts: dict,
     if start is not None:
         x, x2, event = start
     else:
-        x, x2, event = _random_triple(mech, rng, args, opts)
+        x, x2, event = _random_triple(mech, rng, args, opts, informed=optimize)
     x, x2, m, est = _estimate_triple(mech, x, x2, event, rng, args, opts)
     rec = {"x": x, "x2": x2, "event": event, "start_estimate": m.epsilon, "n": m.n,
            "estimate": m.epsilon, "p": (m.p1, m.p2), "optimizer": "none", "evaluations": 0,
@@ -244,6 +278,20 @@ def _optimize(mech, x, x2, event, est: Estimate, rng, args, opts) -> dict:
                                         step=max(space.delta / 4, 1.0 / opts["c"]))
             evals += more
             how += " + polish"
+        if opts["tail"]:  # SLSQP stops early of the tail where the ratio nears e^eps
+            walk_tape, _ = record(mech, space.unpack(z)[0], opts["n_walk"], rng, args)
+            z2, _, more = tail_walk(mech, space, z, event, walk_tape, opts["n_walk"],
+                                    _projector(opts), args, p_min=opts["p_min"], swap=swap,
+                                    accept=mech.neighbors.are_neighbors)
+            evals += more
+            # the walk picks its point on one tape, so it can follow that tape's noise (on
+            # expMech, whose ratio needs no tail, it did): keep it only if it also projects
+            # the better certificate on a fresh tape
+            if not np.array_equal(z2, z) and _fresh_score(
+                    mech, space, z2, event, rng, args, opts, swap) > _fresh_score(
+                    mech, space, z, event, rng, args, opts, swap):
+                z = z2
+                how += " + tail walk"
     else:
         z, surrogate, evals = local_search(
             mech, space, z0, event, tape, n, rng, args, p_min=opts["p_min"],
@@ -266,12 +314,48 @@ def _optimize(mech, x, x2, event, est: Estimate, rng, args, opts) -> dict:
         out["status"] = "optimum below p_min: kept the random triple"
         return out
     # a fresh tape, so the reported estimate is not fitted to the noise it was optimized on
-    fresh = correlated_estimate(mech, xo, x2o, event, n, rng, args, opts["method"],
-                                opts["confidence"])
-    fm = fresh.moments
-    fe = fm.epsilon if not (fm.p1 == 0 and fm.p2 == 0) else -math.inf
-    out.update(status="optimized", x=xo, x2=x2o, estimate=fe, p=(fm.p1, fm.p2))
+    nf = max(n, opts["n_walk"]) if opts["tail"] else n
+    fresh_tape, out1 = record(mech, xo, nf, rng, args)
+    s1 = event.contains(out1)
+    s2 = hard_checks(mech, fresh_tape, nf, x2o, event, args)
+    k1, k2 = int(np.count_nonzero(s1)), int(np.count_nonzero(s2))
+    fe = _log_ratio(k1, k2) if k1 or k2 else -math.inf
+    n11 = int(np.count_nonzero(s1 & s2))
+    out.update(status="optimized", x=xo, x2=x2o, estimate=fe, p=(k1 / nf, k2 / nf),
+               score=_projector(opts)(n11, k1 - n11, k2 - n11, nf))
     return out
+
+
+def _fresh_score(mech, space, z, event, rng, args, opts, swap) -> float:
+    x, x2 = space.unpack(z)
+    if swap:
+        x, x2 = x2, x
+    n = opts["n_walk"]
+    tape, out1 = record(mech, x, n, rng, args)
+    s1 = event.contains(out1)
+    s2 = hard_checks(mech, tape, n, x2, event, args)
+    if np.mean(s1) < opts["p_min"]:
+        return -math.inf
+    n11 = int(np.count_nonzero(s1 & s2))
+    return _projector(opts)(n11, int(np.count_nonzero(s1)) - n11,
+                            int(np.count_nonzero(s2)) - n11, n)
+
+
+def _projector(opts: dict):
+    """The certificate a confirmation of the default size would give if the fresh sample
+    showed these paired frequencies: what the tail walk and the choice among iterations
+    maximize (a selection heuristic only; the confirmation draws its own sample)."""
+    n_confirm, confidence = opts["n_confirm"], opts["confidence"]
+
+    def score(n11: int, n10: int, n01: int, n: int) -> float:
+        if n10 + n11 == 0:
+            return -math.inf
+        size = _confirm_size(n_confirm, (n11 + n10) / n)
+        r = size / n
+        return paired_lower_bound(round(n11 * r), round(n10 * r), round(n01 * r), size,
+                                  confidence)
+
+    return score
 
 
 def _prefix(tape, n: int):
@@ -285,8 +369,14 @@ def _best(records: list[dict]) -> dict | None:
               and not math.isnan(r["estimate"])]
     if not usable:
         return None
-    # ties (several candidate infinities) go to the larger p^(x): easier to certify
-    return max(usable, key=lambda r: (r["estimate"], r["p"][0]))
+    # ties (several candidate infinities) go to the larger p^(x): easier to certify; the
+    # optimized finite triples compare by the certificate their fresh counts project
+    def key(r):
+        scored = r.get("score") is not None
+        return (math.isinf(r["estimate"]), scored, r["score"] if scored else r["estimate"],
+                r["p"][0])
+
+    return max(usable, key=key)
 
 
 def _witness(mech, rec: dict, conf: dict, args, confidence, seed) -> Counterexample:
@@ -350,6 +440,8 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         "length": default_length(mech, kw.pop("length", None)),
         "input_range": kw.pop("input_range", None), "bounds": kw.pop("bounds", None),
         "certify": kw.pop("certify", "paired"),
+        "tail": bool(kw.pop("tail", True)), "n_walk": int(kw.pop("n_walk", 1 << 17)),
+        "n_confirm": n_confirm,
     }
     if kw:
         raise InputError(f"search got unknown option(s) {', '.join(sorted(kw))}.")
@@ -391,7 +483,7 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     random-search baseline of Fig. 12 (same number of iterations) as a nested Bound.
 
     ``n_confirm``: the fresh confirmation sample; None picks it from the search's estimate
-    of p (about 40,000 expected events, 1e6 to 4e6 samples; 200,000 for black boxes).
+    of p (about 100,000 expected events, 1e6 to 4e6 samples; 200,000 for black boxes).
 
     ``method``: ``'auto'`` (SLSQP on eps^d when the mechanism uses ``privet.ops`` and has
     real inputs, else derivative-free), ``'slsqp'``, ``'local'``. ``start=(x, x2, event)``
@@ -403,7 +495,13 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     (finite-difference step, default Delta/2), ``max_evals``
     (150), ``polish`` (40 evaluations of the hard pattern search after SLSQP), ``certify``
     ('paired': Clopper-Pearson on the paired fresh sample, union bound over 3; 'marginal':
-    independent fresh samples, union bound over both probabilities).
+    independent fresh samples, union bound over both probabilities), ``tail`` (True: after
+    SLSQP and the polish, walk x and x' together toward the event's tail, keeping the point
+    whose paired counts on a ``n_walk``-sample tape (2**17) project the best certificate;
+    the iterations are then ranked by that projection on a fresh tape of the same size).
+    Half of the search's iterations on discrete outputs start from the singleton whose
+    frequencies under x and x' differ most (probes of 2,000 runs each); random search always
+    draws Phi at random.
     """
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)

@@ -243,6 +243,19 @@ class Space:
             out += [eye[i] + eye[self.k + i] for i in range(self.k)]
         return out
 
+    def shift(self, z: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Move x and x' together by ``v`` (length k), keeping their difference: the pair
+        stays neighbors. Returns the projected z."""
+        z = np.asarray(z, float).copy()
+        v = np.asarray(v, float)
+        k = self.k
+        z[:k] += v
+        if self.kind == "all_differ":
+            z[k:] += v
+        elif self.kind == "replace_one":
+            z[k] += v[self.j]
+        return self.project(z)
+
     def project(self, z: np.ndarray) -> np.ndarray:
         z = np.asarray(z, float).copy()
         k = self.k
