@@ -11,11 +11,12 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from ..core.results import Counterexample, DetectResult, PValueCurve, to_json
+from . import console as shared_console
 
 
 def _vec(x: Sequence) -> str:
@@ -201,7 +202,7 @@ def run_cli(args: argparse.Namespace) -> int:
     if as_json:
         print(to_json(result))
     else:
-        console = Console()
+        console = shared_console()
         console.print(render(result))
         if getattr(args, "plot", None):
             console.print(f"plot saved to {args.plot}")

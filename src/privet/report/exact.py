@@ -14,10 +14,10 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from ..core.results import AccuracyBound, ExactBound, to_json
+from . import console as shared_console
 
 
 def _num(v: Any, digits: int = 10) -> str:
@@ -146,7 +146,7 @@ def run_cli(args: argparse.Namespace) -> int:
     progress = not getattr(args, "no_progress", False) and not getattr(args, "json", False)
     common = dict(backend=args.backend, fractions=args.fractions, length=args.length,
                   progress=progress)
-    console = Console()
+    console = shared_console()
     if args.accuracy is not None:
         res = accuracy(target, args.accuracy, top_k=args.top_k,
                        inputs="rr" if args.set == "rr" else None, **common)

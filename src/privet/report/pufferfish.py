@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.results import Bound, PufferfishVerdict, to_json
+from . import console as shared_console
 
 
 def _fmt(v: Any) -> str:
@@ -107,12 +108,11 @@ def _resolve(spec: str) -> Any:
 
 def run_cli(args: argparse.Namespace) -> int:
     """Run the subcommand; exit 0 verified/bound, 1 violated, 3 unknown."""
-    from rich.console import Console
 
     from .. import pufferfish as _pf  # noqa: F401  (registers the callable module)
     from ..pufferfish import as_scenario, pufferfish
 
-    console = Console()
+    console = shared_console()
     spec = getattr(args, "spec", None) or getattr(args, "target", None)
     target: Any = _resolve(spec)
     inputs = None

@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from ..core.results import SynthResult, to_json
+from . import console as shared_console
 
 
 def _t(seconds: float | None) -> str:
@@ -155,5 +156,5 @@ def run_cli(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         print(to_json(result))
     else:
-        Console().print(render(result))
+        shared_console().print(render(result))
     return 0 if result.status == "found" else 1
