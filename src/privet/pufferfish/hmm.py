@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -223,21 +223,30 @@ def check_distribution(row: Mapping[Any, Fraction | Expr], what: str,
             raise InputError(f"{what} sums to {total} (= {float(total):.6g}), not 1: the matrix "
                              "is not stochastic.")
         return
-    names = set().union(*(v.names for v in row.values() if isinstance(v, Expr)))
-    unknown = names - set(params)
-    if unknown:
-        raise ParameterError(f"{what} uses undeclared parameter(s) "
-                             f"{', '.join(sorted(unknown))}; declare them under 'parameters'.")
-    rng = random.Random(12345)
-    for _ in range(5):
-        point = {n: params[n].sample_points(1, rng)[0] for n in names}
-        vals = [exact_value(v, point) for v in row.values()]
+    for point, vals in sample_values(row.values(), params, what, seed=12345):
         if sum(vals, Fraction(0)) != 1:
             where = ", ".join(f"{k}={float(v):.4g}" for k, v in point.items())
             raise InputError(f"{what} does not sum to 1 at {where}: the matrix is not stochastic.")
         if any(v < 0 for v in vals):
             where = ", ".join(f"{k}={float(v):.4g}" for k, v in point.items())
             raise InputError(f"{what} has a negative probability at {where}.")
+
+
+def sample_values(values: Iterable[Any], params: Mapping[str, Param], what: str, seed: int,
+                  tries: int = 5) -> Iterator[tuple[dict, list[Fraction]]]:
+    """Exact values of symbolic ``values`` at ``tries`` random points of the parameter box.
+
+    Raises ParameterError, naming ``what``, when a value uses an undeclared parameter."""
+    values = list(values)
+    names = set().union(*(v.names for v in values if isinstance(v, Expr)))
+    unknown = names - set(params)
+    if unknown:
+        raise ParameterError(f"{what} uses undeclared parameter(s) "
+                             f"{', '.join(sorted(unknown))}; declare them under 'parameters'.")
+    rng = random.Random(seed)
+    for _ in range(tries):
+        point = {n: params[n].sample_points(1, rng)[0] for n in names}
+        yield point, [exact_value(v, point) for v in values]
 
 
 def hmm(states: Sequence, observations: Sequence, transition: Any, emission: Any, *,

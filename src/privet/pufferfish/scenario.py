@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,7 +30,7 @@ from ..core.errors import InputError, ParameterError
 from ..core.neighbors import Neighbors
 from . import models
 from .expr import Expr, entry, exact_value
-from .hmm import HMM, Param, forward_exact, hmm, make_params
+from .hmm import HMM, Param, forward_exact, hmm, make_params, sample_values
 
 # -- privacy budgets -------------------------------------------------------------------------
 
@@ -209,15 +208,8 @@ def _check_positive(h: HMM, name: str, weights: Mapping[int, Any],
                          "privacy compares only secrets with positive probability.")
     if any(isinstance(v, Fraction) and v < 0 for v in weights.values()):
         raise InputError(f"the prior gives a negative weight under the secret {name!r}.")
-    names = set().union(*(v.names for v in weights.values() if isinstance(v, Expr)))
-    unknown = names - set(params)
-    if unknown:
-        raise ParameterError(f"the prior uses undeclared parameter(s) "
-                             f"{', '.join(sorted(unknown))}; declare them under 'parameters'.")
-    rng = random.Random(7)
-    for _ in range(5):
-        point = {n: params[n].sample_points(1, rng)[0] for n in names}
-        if sum((exact_value(v, point) for v in weights.values()), Fraction(0)) > 0:
+    for _, vals in sample_values(weights.values(), params, "the prior", seed=7):
+        if sum(vals, Fraction(0)) > 0:
             return
     raise InputError(f"the prior gives the secret {name!r} probability 0; Pufferfish privacy "
                      "compares only secrets with positive probability.")
