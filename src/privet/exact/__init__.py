@@ -97,6 +97,21 @@ def _target_n(target: Target) -> int:
     raise InputError("the randomized-response sets need the input length: give length=n.")
 
 
+BUILTIN_SETS = {
+    ("rr", "privacy"): (sets.rr_privacy_set, "randomized-response privacy set C_RR (Eqs. 7-8)"),
+    ("rr", "accuracy"): (sets.rr_accuracy_set,
+                         "randomized-response accuracy set A_RRcount (Eq. 10)"),
+}
+
+
+def _builtin_set(name: str, t: Target, kind: str) -> tuple[list, str]:
+    """A built-in restricted set by name (Sec. V) for the target's input length."""
+    if (name, kind) not in BUILTIN_SETS:
+        raise ParameterError(f"unknown built-in set {name!r}; the built-in one is 'rr'.")
+    build, label = BUILTIN_SETS[(name, kind)]
+    return build(_target_n(t)), label
+
+
 def _norm(x: Any) -> tuple:
     return sets.norm_input(x)
 
@@ -118,10 +133,7 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
     details: dict[str, Any] = {}
     xs = None
     if isinstance(pairs, str):
-        if pairs != "rr":
-            raise ParameterError(f"unknown built-in set {pairs!r}; the built-in one is 'rr'.")
-        pairs = sets.rr_privacy_set(_target_n(t))
-        restricted = "randomized-response privacy set C_RR (Eqs. 7-8)"
+        pairs, restricted = _builtin_set(pairs, t, "privacy")
     if pairs is not None:
         pairs = list(pairs)
         if not pairs:
@@ -230,10 +242,7 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     t = make_target(target, backend, fractions, args, cap, length)
     label = None
     if isinstance(inputs, str):
-        if inputs != "rr":
-            raise ParameterError(f"unknown built-in set {inputs!r}; the built-in one is 'rr'.")
-        inputs = sets.rr_accuracy_set(_target_n(t))
-        label = "randomized-response accuracy set A_RRcount (Eq. 10)"
+        inputs, label = _builtin_set(inputs, t, "accuracy")
     xs = input_grid(t, inputs, input_cap)
     if truth is None:
         truth = getattr(t.obj, "truth", None) or (lambda x: int(np.sum(x)))
