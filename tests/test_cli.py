@@ -76,6 +76,71 @@ def test_user_mechanism_file_and_bad_input(tmp_path):
 def test_suite_runs_from_the_console_script():
     res = run("suite", "--quick", "--only", "faier", "--engines", "sample", "--json")
     assert res.returncode == 0, res.stderr
-    rows = json.loads(res.stdout)
+    out = json.loads(res.stdout)
+    assert out["__type__"] == "SuiteResult" and not out["interrupted"]
+    rows, lines = out["rows"], out["lines"]
     assert {r["mechanism"] for r in rows} >= {"faier.truncated_geometric"}
     assert all(r["engine"] == "sample" and r["figure"] > 0 for r in rows)
+    # sampling alone shows no violation: the joined verdict must not claim one
+    assert {ln["mechanism"] for ln in lines} == {r["mechanism"] for r in rows}
+    assert all(ln["verdict"] == "no violation found" for ln in lines)
+
+
+USER_FILE = """
+import privet
+from privet import ops
+
+@privet.mechanism(epsilon=1.0, neighbors=privet.neighbors.all_differ(1))
+def my_max(noise, q, *, epsilon):
+    return ops.argmax(q + noise.laplace(2 / epsilon, q.shape), axis=-1)
+
+@privet.mechanism(epsilon=1.0, neighbors=privet.neighbors.all_differ(1))
+def my_leaky_max(noise, q, *, epsilon):
+    return ops.max(q + noise.laplace(2 / epsilon, q.shape), axis=-1)
+
+def three_args(a, b, c):
+    return a
+"""
+
+
+def _one_sentence_error(res: subprocess.CompletedProcess) -> str:
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("privet: error: ")
+    return lines[0]
+
+
+def test_detect_audits_a_user_file_by_path_and_by_module(tmp_path):
+    (tmp_path / "audit_me.py").write_text(USER_FILE)
+    small = ["--n-select", "20000", "--n-final", "100000", "--seed", "1", "--json"]
+    leaky = run("detect", f"{tmp_path / 'audit_me.py'}:my_leaky_max", *small)
+    assert leaky.returncode == 1, leaky.stderr  # a violation: exit 1
+    out = json.loads(leaky.stdout)
+    assert out["counterexample"] is not None and out["p_value"] < 0.05
+    ok = subprocess.run([str(SCRIPT), "detect", "audit_me:my_max", *small], cwd=tmp_path,
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["verdict"] == "no violation found"
+
+
+def test_user_file_mistakes_get_one_sentence(tmp_path):
+    path = tmp_path / "audit_me.py"
+    path.write_text(USER_FILE)
+    typo = _one_sentence_error(run("detect", f"{path}:my_maxx"))
+    assert "did you mean 'my_max'?" in typo
+    sig = _one_sentence_error(run("detect", f"{path}:three_args", "--epsilon", "1"))
+    assert "takes (a, b, c)" in sig and "three_args(x)" in sig
+    (tmp_path / "syntax.py").write_text("def f(x:\n")
+    syn = _one_sentence_error(run("detect", f"{tmp_path / 'syntax.py'}:f"))
+    assert "SyntaxError" in syn
+    (tmp_path / "needs.py").write_text("import a_module_that_is_not_there_42\n")
+    imp = _one_sentence_error(run("detect", f"{tmp_path / 'needs.py'}:f"))
+    assert "ModuleNotFoundError" in imp
+    (tmp_path / "nodefault.py").write_text(
+        "import privet\n@privet.mechanism(epsilon=1.0)\n"
+        "def m(noise, x, k):\n    return x + noise.laplace(1.0, x.shape)\n")
+    nd = _one_sentence_error(run("detect", f"{tmp_path / 'nodefault.py'}:m"))
+    assert "'k' with no default" in nd
+    missing = _one_sentence_error(run("detect", f"{tmp_path / 'nowhere.py'}:f"))
+    assert "does not exist" in missing

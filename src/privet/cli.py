@@ -79,7 +79,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     p.add_argument("--engines", default=None,
                    help="comma-separated engines to run (default: all available)")
     p.add_argument("--only", default=None, help="comma-separated library names or papers")
-    p.add_argument("--quick", action="store_true", help="smaller sample sizes")
+    p.add_argument("--quick", action="store_true",
+                   help="smaller samples: about 1.5 minutes on 2 cores")
+    p.add_argument("--html", default=None, metavar="FILE",
+                   help="also write a self-contained HTML report (opens with no network)")
+    p.add_argument("--per-engine", action="store_true",
+                   help="also print one line per mechanism and engine")
     _common(p)
 
     runners: dict[str, Any] = {}
@@ -159,20 +164,30 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 def cmd_suite(args: argparse.Namespace) -> int:
     from .report import console
-    from .report.library import suite_table
+    from .report.library import suite_rows_table, suite_table
     from .suite import suite
 
     engines = args.engines.split(",") if args.engines else None
     only = args.only.split(",") if args.only else None
-    rows = suite(engines=engines, only=only, quick=args.quick, seed=args.seed,
-                 progress=not args.json)
+    result = suite(engines=engines, only=only, quick=args.quick,
+                   seed=0 if args.seed is None else args.seed, progress=not args.json,
+                   executor=getattr(args, "executor", None))
     if args.json:
         from .core.results import to_json
 
-        print(to_json(list(rows)))
+        print(to_json(result))
     else:
-        console().print(suite_table(rows))
-    return 0
+        console().print(suite_table(result))
+        if args.per_engine:
+            console().print(suite_rows_table(result.rows))
+    if args.html:
+        from .report.html import write_html
+
+        mode = "quick" if args.quick else "full"
+        path = write_html(args.html, [result], title=f"privet suite ({mode})")
+        print(f"report saved to {path}", file=sys.stderr if args.json else sys.stdout)
+    # the library holds deliberately broken mechanisms: finding their violations is success
+    return 130 if result.interrupted else 0
 
 
 COMMANDS = {"list": cmd_list, "sample": cmd_sample, "suite": cmd_suite}

@@ -32,17 +32,40 @@ def load_object(target: str) -> Any:
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
+        except PrivetError as err:
+            raise type(err)(f"in {where!r}: {err}") from err
         except Exception as err:
-            raise PrivetError(f"importing {where!r} failed: {type(err).__name__}: {err}.") from err
+            raise PrivetError(f"importing {where!r} failed: {_oneline(err)}") from err
     else:
+        if "" not in sys.path and str(Path.cwd()) not in sys.path:
+            sys.path.insert(0, str(Path.cwd()))  # like `python -m`: modules beside you import
         try:
             module = importlib.import_module(where)
+        except PrivetError as err:
+            raise type(err)(f"in module {where!r}: {err}") from err
         except Exception as err:
-            raise PrivetError(f"cannot import module {where!r}: {err}.") from err
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise PrivetError(f"module {where!r} has no attribute {attr!r}.") from None
+            raise PrivetError(f"cannot import module {where!r}: {_oneline(err)}") from err
+    if not hasattr(module, attr):
+        raise PrivetError(f"{where!r} has no {attr!r}{_suggest(module, attr)}")
+    return getattr(module, attr)
+
+
+def _oneline(err: BaseException) -> str:
+    text = f"{type(err).__name__}: {err}".strip().splitlines()[0]
+    return text if text.endswith(".") else text + "."
+
+
+def _suggest(module: Any, attr: str) -> str:
+    """'; did you mean ...? Mechanisms in it: ...' for a typo in a target's name."""
+    import difflib
+
+    names = [n for n in dir(module) if not n.startswith("_")]
+    mechs = [n for n in names if isinstance(getattr(module, n), Mechanism)]
+    close = difflib.get_close_matches(attr, mechs or names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else "."
+    if mechs:
+        hint += f" Its mechanisms: {', '.join(mechs[:10])}."
+    return hint
 
 
 def load_mechanism(target: str, epsilon: float | None = None) -> Mechanism:

@@ -20,15 +20,16 @@ from typing import Any
 
 from .core.errors import PrivetError
 from .core.mechanism import Mechanism
-from .core.results import SuiteRow
+from .core.results import SuiteLine, SuiteResult, SuiteRow
 from .execution.progress import progress_bar
 
 
 def _row(mech: Mechanism, engine: str, verdict: str, figure: float | None, start: float,
-         **details: Any) -> SuiteRow:
+         result: Any = None, **details: Any) -> SuiteRow:
     return SuiteRow(mechanism=mech.name, engine=engine, claimed_epsilon=mech.epsilon,
                     true_epsilon=mech.true_epsilon, verdict=verdict, figure=figure,
-                    seconds=round(time.perf_counter() - start, 3), details=details)
+                    seconds=round(time.perf_counter() - start, 3), details=details,
+                    result=result)
 
 
 def _representative_input(mech: Mechanism) -> list[float]:
@@ -45,27 +46,40 @@ def _representative_input(mech: Mechanism) -> list[float]:
     return [min(max(1.0, lo), hi)] * n
 
 
-def run_sample(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """What every engine runner of the suite receives."""
+
+    quick: bool = False
+    seed: int | None = 0
+    executor: Any = None
+
+
+def run_sample(mech: Mechanism, opt: Options) -> SuiteRow | None:
     start = time.perf_counter()
-    n = 100_000 if quick else 500_000
-    mech.sample(_representative_input(mech), n, seed=seed)
+    n = 100_000 if opt.quick else 500_000
+    mech.sample(_representative_input(mech), n, seed=opt.seed)
     rate = n / max(time.perf_counter() - start, 1e-9)
     return _row(mech, "sample", "ok", rate, start)
 
 
-def run_detect(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+def run_detect(mech: Mechanism, opt: Options) -> SuiteRow | None:
     from .detect import detect
 
     start = time.perf_counter()
-    sizes = dict(n_select=20_000, n_final=100_000) if quick else {}
-    res = detect(mech, seed=seed, **sizes)
+    sizes = dict(n_select=20_000, n_final=100_000) if opt.quick else {}
+    res = detect(mech, seed=opt.seed, executor=opt.executor, **sizes)
     verdict = "violation found" if res.counterexample is not None else "no violation found"
-    return _row(mech, "detect", verdict, res.p_value, start, text=res.verdict,
+    return _row(mech, "detect", verdict, res.p_value, start, result=res, text=res.verdict,
                 counterexample=res.counterexample.event if res.counterexample else None)
 
 
-def run_exact(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
-    if not mech.supports("enumerate") or not mech.source.lower().startswith(("wmc", "faier")):
+def _discrete_library(mech: Mechanism) -> bool:
+    return mech.supports("enumerate") and mech.source.lower().startswith(("wmc", "faier"))
+
+
+def run_exact(mech: Mechanism, opt: Options) -> SuiteRow | None:
+    if not _discrete_library(mech):
         return None
     from .exact import exact
     from .exact.programs import for_mechanism
@@ -77,26 +91,26 @@ def run_exact(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None
     res = exact(mech, length=length, backend=backend)
     verdict = (f"verified ≤ claimed (n={length})" if res.verified
                else f"exact ε > claimed (n={length})")
-    return _row(mech, "exact", verdict, res.epsilon, start, domain=res.domain,
+    return _row(mech, "exact", verdict, res.epsilon, start, result=res, domain=res.domain,
                 witness=res.witness)
 
 
-def run_search(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+def run_search(mech: Mechanism, opt: Options) -> SuiteRow | None:
     if not mech.source.lower().startswith("dp-finder"):
         return None
     from .search import search
 
     start = time.perf_counter()
-    res = search(mech, iterations=2 if quick else 5, seed=seed)
+    res = search(mech, iterations=2 if opt.quick else 5, seed=opt.seed)
     bound = getattr(res, "bound", res)
     violates = bool(mech.epsilon is not None and bound.value > mech.epsilon)
     verdict = "certified violation" if violates else "no violation found"
     return _row(mech, "search", f"{verdict} ({bound.confidence:.0%})", bound.value, start,
-                witness=bound.witness.event if bound.witness else None)
+                result=bound, witness=bound.witness.event if bound.witness else None)
 
 
-def run_pufferfish(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
-    if not mech.supports("enumerate") or not mech.source.lower().startswith(("wmc", "faier")):
+def run_pufferfish(mech: Mechanism, opt: Options) -> SuiteRow | None:
+    if not _discrete_library(mech):
         return None
     from .pufferfish import pufferfish
 
@@ -109,23 +123,23 @@ def run_pufferfish(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow |
               f"{res.status} at length {res.k}")
     return _row(mech, "pufferfish", f"{status} (n={length})",
                 math.log(ratio) if ratio and math.isfinite(ratio) else ratio, start,
-                text=res.describe())
+                result=res, text=res.describe())
 
 
-def run_synth(mech: Mechanism, quick: bool, seed: int | None) -> SuiteRow | None:
+def run_synth(mech: Mechanism, opt: Options) -> SuiteRow | None:
     if not mech.name.startswith("kolahal."):
         return None
     from .synth import synth
 
     start = time.perf_counter()
-    res = synth(mech.name, seed=seed)
+    res = synth(mech.name, seed=opt.seed)
     rank = res.textbook_rank
     verdict = f"textbook noise at rank {rank}" if rank else "textbook noise not recovered"
-    return _row(mech, "synth", verdict, rank, start,
+    return _row(mech, "synth", verdict, rank, start, result=res,
                 best=res.best.describe() if res.best is not None else None)
 
 
-ENGINES: dict[str, Callable[[Mechanism, bool, int | None], SuiteRow | None]] = {
+ENGINES: dict[str, Callable[[Mechanism, Options], SuiteRow | None]] = {
     "sample": run_sample,
     "detect": run_detect,
     "exact": run_exact,
@@ -147,35 +161,134 @@ def _available(engine: str) -> bool:
     return hasattr(module, engine)
 
 
-def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = None,
-          quick: bool = False, seed: int | None = 0, progress: bool = False) -> list[SuiteRow]:
-    """Run the chosen engines (default: all available) over the library (or ``only``)."""
+def _short(v: Any) -> str:
+    return "[" + ", ".join(f"{float(t):g}" for t in v) + "]"
+
+
+def summarize(mechanism: str, rows: Sequence[SuiteRow]) -> SuiteLine:
+    """Join one mechanism's engine rows into the summary line.
+
+    A violation found by any engine wins (exact > certified > statistical > Pufferfish,
+    for the witness shown); otherwise "verified" when exact inference or the SMT check
+    proved the claim (for the domain it checked); otherwise "no violation found".
+    """
+    by = {r.engine: r for r in rows}
+    first = rows[0]
+    claimed = first.claimed_epsilon
+    res = {e: r.result for e, r in by.items()}
+    violations: list[tuple[str, str | None]] = []
+    verified: list[str] = []
+    errors = [f"{r.engine}: {r.verdict[len('error: '):]}" for r in rows
+              if r.verdict.startswith("error:")]
+    exact_eps = exact_domain = None
+    ex = res.get("exact")
+    if ex is not None:
+        exact_eps, exact_domain = float(ex.epsilon), ex.domain
+        if ex.verified:
+            verified.append(f"verified ε ≤ {claimed:g} ({ex.domain})")
+        else:
+            violations.append((f"violation: exact ε = {ex.epsilon:.4g} > {claimed:g}",
+                               f"D1={_short(ex.witness[0])}, D2={_short(ex.witness[1])}, "
+                               f"output {ex.witness[2]}" if len(ex.witness) == 3 else None))
+    lower = conf = None
+    bd = res.get("search")
+    if bd is not None:
+        lower, conf = float(bd.value), float(bd.confidence)
+        if claimed is not None and bd.value > claimed:
+            w = bd.witness
+            violations.append((f"violation certified: ε ≥ {bd.value:.4g} "
+                               f"({bd.confidence:.0%} confidence)",
+                               f"D1={_short(w.d1)}, D2={_short(w.d2)}, {w.event}" if w else None))
+    dt = res.get("detect")
+    if dt is not None and dt.counterexample is not None:
+        cx = dt.counterexample
+        violations.append((f"violation found (p = {dt.p_value:.2g})",
+                           f"D1={_short(cx.d1)}, D2={_short(cx.d2)}, {cx.event}"))
+    pf = res.get("pufferfish")
+    if pf is not None:
+        if pf.violated:
+            violations.append(("violation: exact Pufferfish/DP check",
+                               f"{list(pf.counterexample or ())} under {pf.pair}"))
+        elif pf.verified and not verified:
+            verified.append(f"verified (SMT/exact, outputs of length ≤ {pf.k})")
+    if violations:
+        verdict, witness = violations[0]
+        if verified:  # not a contradiction: the proof covers a smaller domain
+            verdict += f"; {verified[0]} only"
+    elif verified:
+        verdict, witness = verified[0], None
+    elif errors and len(errors) == len(rows):
+        verdict, witness = "error: " + "; ".join(errors), None
+    else:
+        verdict, witness = "no violation found", None
+    return SuiteLine(mechanism=mechanism, claimed_epsilon=claimed,
+                     true_epsilon=first.true_epsilon, verdict=verdict, counterexample=witness,
+                     lower_bound=lower, confidence=conf, exact_epsilon=exact_eps,
+                     exact_domain=exact_domain,
+                     seconds=round(sum(r.seconds or 0.0 for r in rows), 3),
+                     engines=tuple(r.engine for r in rows))
+
+
+def library_selection(only: Sequence[str] | None = None) -> dict[str, Mechanism]:
+    """The built-in library, or the names/papers in ``only`` (real-library adapters too)."""
     from . import mechanisms
 
+    library = dict(mechanisms.all())
+    if not only:
+        return library
+    extra = getattr(mechanisms, "real_libraries", None)
+    if extra is not None:
+        library.update(extra())
+    keep = set(only)
+    chosen = {k: m for k, m in library.items() if k in keep or k.split(".")[0] in keep}
+    if not chosen:
+        raise PrivetError(f"no library mechanism matches {', '.join(only)}; see privet list.")
+    return chosen
+
+
+def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = None,
+          quick: bool = False, seed: int | None = 0, progress: bool = False,
+          executor: Any = None) -> SuiteResult:
+    """Run the chosen engines (default: all available but synth) over the library.
+
+    Returns a :class:`~privet.core.results.SuiteResult`: ``rows`` (one per mechanism and
+    engine that applies, each with the engine's full result) and ``lines`` (one per
+    mechanism, the engines joined by :func:`summarize`). ``quick`` uses smaller samples
+    (about 1.5 minutes on 2 cores instead of about 4). ``executor`` is passed to the
+    sampling engines (``'processes'``, ``'dask://HOST:PORT'``, ...). Ctrl-C stops the run
+    and keeps what finished (``interrupted=True``).
+    """
     chosen = list(engines) if engines else [e for e in DEFAULT_ENGINES if _available(e)]
     unknown = [e for e in chosen if e not in ENGINES]
     if unknown:
         raise PrivetError(f"unknown engine(s) {', '.join(unknown)}; use {', '.join(ENGINES)}.")
-    library = mechanisms.all()
-    if only:
-        keep = set(only)
-        library = {k: m for k, m in library.items()
-                   if k in keep or k.split(".")[0] in keep}
-        if not library:
-            raise PrivetError(f"no library mechanism matches {', '.join(only)}; see privet list.")
+    missing = [e for e in chosen if not _available(e)]
+    if missing:
+        raise PrivetError(f"engine(s) {', '.join(missing)} need an optional dependency; "
+                          "install privet[all].")
+    library = library_selection(only)
+    opt = Options(quick=quick, seed=seed, executor=executor)
+    t0 = time.perf_counter()
     rows: list[SuiteRow] = []
+    interrupted = False
     with progress_bar(len(library) * len(chosen), "suite", enabled=progress) as advance:
         try:
             for key, mech in library.items():
                 for engine in chosen:
                     start = time.perf_counter()
                     try:
-                        row = ENGINES[engine](mech, quick, seed)
+                        row = ENGINES[engine](mech, opt)
                     except PrivetError as err:
                         row = _row(mech, engine, f"error: {err}", None, start)
                     if row is not None:
                         rows.append(dataclasses.replace(row, mechanism=key))
                     advance(1)
         except KeyboardInterrupt:
-            rows.append(SuiteRow("(interrupted)", "-", None, None, "stopped by Ctrl-C"))
-    return rows
+            interrupted = True
+    grouped: dict[str, list[SuiteRow]] = {}
+    for r in rows:
+        grouped.setdefault(r.mechanism, []).append(r)
+    lines = tuple(summarize(k, v) for k, v in grouped.items())
+    return SuiteResult(rows=tuple(rows), lines=lines, engines=tuple(chosen), quick=quick,
+                       interrupted=interrupted, seconds=round(time.perf_counter() - t0, 2),
+                       seed=seed)

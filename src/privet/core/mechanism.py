@@ -427,6 +427,16 @@ def mechanism(
         }
         if args:
             defaults.update(args)
+        missing = [p.name for p in params[2:]
+                   if p.default is inspect.Parameter.empty and p.name != "epsilon"
+                   and p.name not in defaults
+                   and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if missing:
+            raise PrivetError(
+                f"mechanism {f.__name__!r} has the argument {missing[0]!r} with no default: "
+                f"give it one (def {f.__name__}(noise, x, *, {missing[0]}=...)) or pass "
+                f"args={{{missing[0]!r}: ...}} to @privet.mechanism."
+            )
         takes_eps = "epsilon" in sig.parameters or any(
             p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
         mech = Mechanism(
@@ -547,6 +557,25 @@ def from_vectorized(m: Callable, epsilon: float | None = None, name: str | None 
                      passes_epsilon=False, **_spec_kwargs(spec))
 
 
+def _check_blackbox_signature(f: Callable, name: str, args: Mapping[str, Any]) -> None:
+    """One sentence when ``f`` cannot be called as ``f(x, **args)``."""
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):  # builtins and C callables: nothing to check
+        return
+    extra = dict(args)
+    if "rng" in sig.parameters:
+        extra["rng"] = None
+    try:
+        sig.bind(np.zeros(1), **extra)
+    except TypeError:
+        raise MechanismError(
+            f"{name!r} takes {sig}, but privet calls a black-box mechanism as {name}(x) with "
+            f"one input; write it as {name}(x), or as @privet.mechanism "
+            f"def {name}(noise, x, *, epsilon) to use privet's noise API."
+        ) from None
+
+
 def from_blackbox(f: Callable, epsilon: float | None = None, name: str | None = None,
                   **spec) -> Mechanism:
     """Wrap any callable ``f(x) -> output`` (for example a DP library's function).
@@ -554,6 +583,7 @@ def from_blackbox(f: Callable, epsilon: float | None = None, name: str | None = 
     Randomness is ``f``'s own; if ``f`` takes ``rng=``, privet passes its generator.
     """
     nm = name or getattr(f, "__name__", "blackbox_mechanism")
+    _check_blackbox_signature(f, nm, spec.get("args") or {})
     return Mechanism(fn=_BlackBoxRunner(f, nm), name=nm, epsilon=epsilon, kind="blackbox",
                      passes_epsilon=False, **_spec_kwargs(spec))
 

@@ -20,9 +20,18 @@ import numpy as np
 _TYPES: dict[str, type] = {}
 
 
+def _repr_html(self: Any) -> str:
+    """Notebook display: the result's HTML report (``privet.report.html``, imported lazily)."""
+    from ..report.html import repr_html
+
+    return repr_html(self)
+
+
 def result_type(cls: type) -> type:
-    """Register a frozen dataclass for the JSON round-trip."""
+    """Register a frozen dataclass for the JSON round-trip and give it ``_repr_html_``."""
     _TYPES[cls.__name__] = cls
+    if "_repr_html_" not in cls.__dict__:
+        cls._repr_html_ = _repr_html  # type: ignore[attr-defined]
     return cls
 
 
@@ -230,6 +239,44 @@ class SuiteRow:
     figure: float | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    result: Any = None
+
+
+@result_type
+@dataclass(frozen=True)
+class SuiteLine:
+    """One mechanism of ``privet suite``, every engine joined: the summary table's row.
+
+    ``verdict`` is the strongest honest statement the engines support together (a violation
+    found by any engine wins; "verified" only from exact/SMT, for ``exact_domain``).
+    """
+
+    mechanism: str
+    claimed_epsilon: float | None
+    true_epsilon: float | None
+    verdict: str
+    counterexample: str | None = None
+    lower_bound: float | None = None
+    confidence: float | None = None
+    exact_epsilon: float | None = None
+    exact_domain: str | None = None
+    seconds: float = 0.0
+    engines: tuple = ()
+
+
+@result_type
+@dataclass(frozen=True)
+class SuiteResult:
+    """A ``privet suite`` run: per-engine ``rows`` (with full results) and per-mechanism
+    ``lines``. ``interrupted`` is True when Ctrl-C stopped it (what finished is kept)."""
+
+    rows: tuple
+    lines: tuple
+    engines: tuple
+    quick: bool = False
+    interrupted: bool = False
+    seconds: float = 0.0
+    seed: int | None = None
 
 
 # === detect results ===

@@ -14,6 +14,7 @@ models are checked exhaustively.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -105,7 +106,7 @@ class HMM:
     def n_states(self) -> int:
         return len(self.states)
 
-    @property
+    @functools.cached_property
     def symbolic(self) -> bool:
         return any(isinstance(v, Expr) for rows in (self.transition, self.emission)
                    for row in rows for v in row.values())

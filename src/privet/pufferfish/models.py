@@ -26,6 +26,7 @@ import numpy as np
 
 from ..core.errors import InputError, UnsupportedError
 from ..core.mechanism import Mechanism
+from ..core.noise import Enumerate
 from .hmm import HMM, hmm
 
 START = "_"
@@ -255,7 +256,9 @@ def from_mechanism(mech: Mechanism, inputs: Sequence | None = None,
     """
     mech.require("enumerate", "privet.pufferfish")
     xs = finite_inputs(mech, inputs)
-    dists = {x: mech.distribution(list(x), args=args, exact=True).as_dict() for x in xs}
+    grid = Enumerate(exact=True)  # one joint noise grid for every input
+    dists = {x: mech.distribution(list(x), args=args, exact=True, grid=grid).as_dict()
+             for x in xs}
     outputs = sorted({y for d in dists.values() for y in d}, key=lambda y: (str(type(y)), y))
     out_label = {y: _out_label(y) for y in outputs}
     in_label = {x: "x=" + _out_label(x) for x in xs}

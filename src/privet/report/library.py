@@ -76,7 +76,34 @@ FIGURE_NAMES = {"sample": "outputs/s", "detect": "p-value", "exact": "exact ε",
                 "synth": "textbook rank"}
 
 
-def suite_table(rows: Sequence[Any]) -> Table:
+def _verdict_style(verdict: str) -> str:
+    if verdict.startswith("violation"):
+        return f"[red]{verdict}[/red]"
+    if verdict.startswith("verified"):
+        return f"[green]{verdict}[/green]"
+    if verdict.startswith("error"):
+        return f"[yellow]{verdict}[/yellow]"
+    return verdict
+
+
+def suite_table(result: Any) -> Table:
+    """One line per mechanism, every engine joined (``result.lines``)."""
+    body = []
+    for ln in result.lines:
+        bound = "—" if ln.lower_bound is None else \
+            f"{fmt_num(ln.lower_bound, 3)} ({ln.confidence:.0%})"
+        body.append([ln.mechanism, fmt_num(ln.claimed_epsilon, 3), fmt_num(ln.true_epsilon, 3),
+                     _verdict_style(ln.verdict), ln.counterexample or "—", bound,
+                     fmt_num(ln.exact_epsilon, 4), f"{ln.seconds:.1f}"])
+    mode = "quick" if result.quick else "full"
+    state = ", interrupted: what finished is shown" if result.interrupted else ""
+    title = (f"privet suite ({mode}, engines {', '.join(result.engines)}, "
+             f"{result.seconds:.0f} s{state}); --json or --html for every engine's result")
+    return table(title, ["mechanism", "claimed ε", "known ε", "verdict", "counterexample",
+                         "certified ε ≥", "exact ε", "s"], body)
+
+
+def suite_rows_table(rows: Sequence[Any]) -> Table:
     """One line per (mechanism, engine); the figure's meaning depends on the engine."""
     body = []
     for r in rows:
@@ -85,5 +112,5 @@ def suite_table(rows: Sequence[Any]) -> Table:
         body.append([r.mechanism, r.engine, fmt_num(r.claimed_epsilon, 3),
                      fmt_num(r.true_epsilon, 3), f"{FIGURE_NAMES.get(r.engine, '')} {shown}",
                      r.verdict, f"{r.seconds:.2f}" if r.seconds is not None else "—"])
-    return table("privet suite over the built-in library (--json for witnesses)",
-                 ["mechanism", "engine", "claimed", "known", "figure", "verdict", "s"], body)
+    return table("privet suite, per engine", ["mechanism", "engine", "claimed", "known",
+                                              "figure", "verdict", "s"], body)
