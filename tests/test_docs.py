@@ -22,7 +22,8 @@ def test_tour_python_blocks_run_in_order(monkeypatch, capsys):
 
 
 def test_example_test_file_passes():
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-o", "addopts=", "-p", "no:cacheprovider",
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-o", "addopts=",
+                          "-p", "no:cacheprovider",
                           str(DOCS / "examples" / "test_my_mechanisms.py")],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]

@@ -18,6 +18,7 @@ from typing import Any
 from .core.errors import PrivetError
 
 ENGINE_COMMANDS = ("detect", "search", "exact", "pufferfish", "synth")
+SAMPLING_COMMANDS = ("detect", "search", "synth", "sample", "suite")  # these take --executor
 
 
 def parse_value(text: str) -> Any:
@@ -52,6 +53,16 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="seed of the run (reproducible)")
 
 
+def _executor_option(p: argparse.ArgumentParser) -> None:
+    """``--executor SPEC``: where sample-and-reduce chunks run (same numbers on every one)."""
+    if any(a.dest == "executor" for a in p._actions):
+        return
+    p.add_argument("--executor", default=None, metavar="SPEC",
+                   help="where sampling runs: inprocess | processes | dask (a local cluster) "
+                        "| dask://HOST:PORT (a running scheduler); results do not depend "
+                        "on it (default: in-process, a process pool for black boxes)")
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     parser = argparse.ArgumentParser(
         prog="privet",
@@ -74,6 +85,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     p.add_argument("--exact", action="store_true",
                    help="print the exact output distribution (discrete noise) instead")
     _common(p)
+    _executor_option(p)
 
     p = sub.add_parser("suite", help="run every engine over the built-in library")
     p.add_argument("--engines", default=None,
@@ -86,6 +98,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     p.add_argument("--per-engine", action="store_true",
                    help="also print one line per mechanism and engine")
     _common(p)
+    _executor_option(p)
 
     runners: dict[str, Any] = {}
     for engine in ENGINE_COMMANDS:
@@ -98,6 +111,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
             module.add_cli(sub)
             for name in set(sub.choices) - before:
                 _ensure_common(sub.choices[name])
+                if name in SAMPLING_COMMANDS:
+                    _executor_option(sub.choices[name])
                 runners[name] = module.run_cli
     return parser, runners
 
@@ -153,7 +168,10 @@ def cmd_sample(args: argparse.Namespace) -> int:
         return 0
     if args.n <= 0:
         raise PrivetError(f"-n must be a positive number of outputs, got {args.n}.")
-    outputs = mech.sample(x, args.n, args=extra, seed=args.seed)
+    from .execution import collect
+
+    outputs = collect(mech, x, args.n, args=extra, seed=args.seed,
+                      executor=getattr(args, "executor", None))  # = mech.sample(...)
     summary = sample_summary(outputs)
     if args.json:
         print(json.dumps(to_jsonable(summary), indent=2))

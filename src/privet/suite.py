@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from .core.errors import PrivetError
 from .core.mechanism import Mechanism
 from .core.results import SuiteLine, SuiteResult, SuiteRow
+from .execution import get_executor
 from .execution.progress import progress_bar
 
 
@@ -101,7 +103,7 @@ def run_search(mech: Mechanism, opt: Options) -> SuiteRow | None:
     from .search import search
 
     start = time.perf_counter()
-    res = search(mech, iterations=2 if opt.quick else 5, seed=opt.seed)
+    res = search(mech, iterations=2 if opt.quick else 5, seed=opt.seed, executor=opt.executor)
     bound = getattr(res, "bound", res)
     violates = bool(mech.epsilon is not None and bound.value > mech.epsilon)
     verdict = "certified violation" if violates else "no violation found"
@@ -161,6 +163,19 @@ def _available(engine: str) -> bool:
     return hasattr(module, engine)
 
 
+def _was_interrupted(result: Any) -> bool:
+    details = getattr(result, "details", None) or {}
+    return bool(details.get("interrupted")) or getattr(result, "message", "") == "interrupted"
+
+
+def _short_domain(domain: str) -> str:
+    """'27 inputs (integers in [0, 2], ..., checked at length 3); neighbors: ...' ->
+    '27 inputs of length 3' (the whole text stays in ``SuiteLine.exact_domain``)."""
+    head = domain.split(" (")[0].split(";")[0]
+    m = re.search(r"checked at length (\d+)", domain)
+    return f"{head} of length {m.group(1)}" if m else head
+
+
 def _short(v: Any) -> str:
     return "[" + ", ".join(f"{float(t):g}" for t in v) + "]"
 
@@ -185,9 +200,9 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow]) -> SuiteLine:
     if ex is not None:
         exact_eps, exact_domain = float(ex.epsilon), ex.domain
         if ex.verified:
-            verified.append(f"verified ε ≤ {claimed:g} ({ex.domain})")
+            verified.append(f"verified ε ≤ {claimed:.4g} ({_short_domain(ex.domain)})")
         else:
-            violations.append((f"violation: exact ε = {ex.epsilon:.4g} > {claimed:g}",
+            violations.append((f"violation: exact ε = {ex.epsilon:.4g} > {claimed:.4g}",
                                f"D1={_short(ex.witness[0])}, D2={_short(ex.witness[1])}, "
                                f"output {ex.witness[2]}" if len(ex.witness) == 3 else None))
     lower = conf = None
@@ -267,7 +282,9 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
         raise PrivetError(f"engine(s) {', '.join(missing)} need an optional dependency; "
                           "install privet[all].")
     library = library_selection(only)
-    opt = Options(quick=quick, seed=seed, executor=executor)
+    # one executor for the whole run (one Dask client or cluster, not one per mechanism)
+    shared = get_executor(executor) if isinstance(executor, str) else executor
+    opt = Options(quick=quick, seed=seed, executor=shared)
     t0 = time.perf_counter()
     rows: list[SuiteRow] = []
     interrupted = False
@@ -275,6 +292,7 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
         try:
             for key, mech in library.items():
                 for engine in chosen:
+                    advance(0, description=f"suite: {key} · {engine}")
                     start = time.perf_counter()
                     try:
                         row = ENGINES[engine](mech, opt)
@@ -283,8 +301,14 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
                     if row is not None:
                         rows.append(dataclasses.replace(row, mechanism=key))
                     advance(1)
+                    if row is not None and _was_interrupted(row.result):
+                        # the engine caught Ctrl-C and kept its partial result: stop here too
+                        raise KeyboardInterrupt
         except KeyboardInterrupt:
             interrupted = True
+        finally:
+            if shared is not executor:
+                shared.close()
     grouped: dict[str, list[SuiteRow]] = {}
     for r in rows:
         grouped.setdefault(r.mechanism, []).append(r)

@@ -17,6 +17,7 @@ selection and once (fresh, own seed stream) for the final tests.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -94,7 +95,11 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     4.4.2; ``result.arg_path`` says how). ``n_select`` samples per input select the event
     (Algorithm 3), ``n_final`` fresh samples per input test it. ``test_epsilons`` adds the
     p-value curve (sharing all samples). ``max_candidates`` pairs get a final test of their
-    best event (``result.candidates``). ``seed`` replays the run exactly.
+    best event (``result.candidates``). ``seed`` replays the run exactly, on any
+    ``executor``: where the sample-and-reduce chunks run -- ``'inprocess'``,
+    ``'processes'``, ``'dask'`` (a local cluster), ``'dask://HOST:PORT'`` (a running
+    scheduler), a ``distributed.Client`` (left open), or None (in-process; a process pool
+    for picklable black boxes); see :func:`privet.execution.get_executor`.
     """
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)
@@ -134,7 +139,8 @@ def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,
 
     ``lower_bound`` is the largest test epsilon rejected at ``alpha``: a statistical lower
     bound on the mechanism's true epsilon. Samples are drawn once and shared by all points
-    (each point's final test uses samples that did not select its event).
+    (each point's final test uses samples that did not select its event). ``executor`` as
+    in :func:`detect` (the curve does not depend on it).
     """
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)
@@ -169,29 +175,34 @@ def select_event(mechanism: Any, d1: Any, d2: Any, epsilon: float | None = None,
 
 def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
                epsilon: float | None = None, *, args: Mapping[str, Any] | None = None,
-               n: int = 500_000, seed: int | None = None, alpha: float = 0.05) -> Counterexample:
+               n: int = 500_000, seed: int | None = None, alpha: float = 0.05,
+               executor: Any = "inprocess") -> Counterexample:
     """HypothesisTest (Algorithm 2) of one event on ``n`` fresh samples of each input.
 
     Returns a :class:`Counterexample` with the counts, both directions' p-values in
     ``details`` and ``p_value`` the smaller of the two (as plotted in the paper).
+    ``executor`` runs the sample-and-reduce chunks (see :func:`privet.execution.get_executor`;
+    the counts do not depend on it).
     """
     mech = as_mechanism(mechanism)
     eps = _test_epsilon(mech, epsilon)
     a, b = mech.domain.check(d1), mech.domain.check(d2)
     mech.neighbors.check(a, b)
-    from ..execution import map_reduce
+    from ..execution import get_executor, map_reduce
 
     root = np.random.SeedSequence(seed)
     counts = []
-
-    def hits(out: np.ndarray) -> int:
-        return int(np.count_nonzero(event.contains(out)))
-
-    for i, x in enumerate((a, b)):
-        red = map_reduce(mech, x, int(n), hits, args=args,
-                         seed=np.random.SeedSequence(root.entropy, spawn_key=(3, i)),
-                         executor="inprocess")
-        counts.append((red.value or 0, red.n))
+    hits = functools.partial(_hits, event)  # picklable: runs on process or Dask workers
+    ex = get_executor(executor)
+    try:
+        for i, x in enumerate((a, b)):
+            red = map_reduce(mech, x, int(n), hits, args=args,
+                             seed=np.random.SeedSequence(root.entropy, spawn_key=(3, i)),
+                             executor=ex)
+            counts.append((red.value or 0, red.n))
+    finally:
+        if ex is not executor:
+            ex.close()
     (c1, n1), (c2, n2) = counts
     p_top, p_bot = (float(v) for v in _pvalues(c1, c2, n1, n2, eps))
     p = min(p_top, p_bot)
@@ -203,6 +214,10 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
         seed=None if seed is None else int(seed),
         details={"p_top": p_top, "p_bottom": p_bot},
     )
+
+
+def _hits(event: _events.Event, out: np.ndarray) -> int:
+    return int(np.count_nonzero(event.contains(out)))
 
 
 test_event.__test__ = False  # a library function, not a pytest test

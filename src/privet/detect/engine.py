@@ -32,6 +32,7 @@ from ..execution import Reduced, get_executor, map_reduce
 from ..execution.progress import progress_bar
 from ..stats.hypothesis import approx_pvalue, count_filter, thinned_fisher_pvalue
 from . import trace as tr
+from .histograms import event_histograms
 from .space import NoEventError, Plan, Reducer, build_plan, count_events, infer_schema, rows_of
 
 PILOT = 2_000
@@ -247,6 +248,8 @@ class Session:
                 "selection_counts": list(sel.counts) if sel.direction == 0
                 else list(sel.counts[::-1]),
                 "n_select": int(self.sel_n[pair.s1]), "arg_path": self.arg_path,
+                # the event's statistic under D1 and D2 (same final-test samples, oriented)
+                "histograms": event_histograms(plan, sel.cand, a.final.value, b.final.value),
             },
         )
 
@@ -390,12 +393,8 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
             continue  # Algorithm 2 tests both directions: the swapped pair adds nothing
         seen.add((s1, s2))
         pairs.append(Pair(s1, s2, pattern, a))
-    ex = executor
-    owned = False
-    if ex is None or isinstance(ex, str):
-        ex = get_executor(executor, mech, Reducer)
-        owned = True
-    shared = _Shared(ex, owned)
+    ex = get_executor(executor, mech, Reducer)  # a spec, a Dask Client or an executor
+    shared = _Shared(ex, owned=ex is not executor)
     # pilot: schema and the search space
     pilots = []
     for s in sources:

@@ -146,6 +146,7 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         inf_start = time.perf_counter()
         res = exact_dp_triples(t, pairs)
         details["inference_seconds"] = time.perf_counter() - inf_start
+        table = None
         restricted = restricted or f"restricted privacy set of {len(pairs)} triples"
         details["set"] = restricted
     else:
@@ -185,6 +186,9 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         "triples": res.triples, "pairs": res.pairs, "probabilities": res.probabilities,
         "closed_form": closed_form(e), "solver_runs": t.solver_runs,
     })
+    dists = witness_distributions(t, table, res.witness)
+    if dists is not None:
+        details["distributions"] = dists
     if t.compiled is not None:
         details["bdd_size"] = t.compiled.size
         details["compile_seconds"] = t.compile_seconds
@@ -194,6 +198,61 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         domain=_domain_text(t, xs, restricted), claimed_epsilon=t.claimed_epsilon,
         backend=t.backend, seconds=time.perf_counter() - start, details=details,
     )
+
+
+DIST_ROWS = 50
+DIST_MAX_LENGTH = 12   # restricted sets: whole distributions only for short inputs
+
+
+def _prob_text(v: Any) -> Any:
+    return f"{v.numerator}/{v.denominator}" if isinstance(v, Fraction) else float(v)
+
+
+def witness_distributions(t: Target, table: Any, witness: tuple,
+                          rows: int = DIST_ROWS) -> dict | None:
+    """The output distributions of the witness inputs x and x' (for reports).
+
+    ``{"rows": [[y, P(x)=y, P(x')=y], ...], "witness_output": y, "support": [n1, n2],
+    "exact": bool, "shown_mass": [m1, m2]}``: the union of the ``rows`` most likely outputs
+    of each side (plus the witness output), sorted by P(x)=y then P(x')=y, descending;
+    probabilities are "p/q" strings when exact, floats otherwise. From the inference table of
+    Algorithm 1 when the run built one, else by inference on the two inputs (short inputs
+    only); None when neither is available.
+    """
+    x, x2, y = witness
+    try:
+        if table is not None:
+            pos = {tuple(r): i for i, r in enumerate(np.asarray(table.xs).tolist())}
+            i, j = pos.get(tuple(np.asarray(x).tolist())), pos.get(tuple(np.asarray(x2).tolist()))
+            if i is None or j is None:
+                return None
+            nz = np.flatnonzero(np.isfinite(table.logp[i]) | np.isfinite(table.logp[j]))
+            p1 = {table.ys[k]: table.value(i, k) for k in nz.tolist()}
+            p2 = {table.ys[k]: table.value(j, k) for k in nz.tolist()}
+        else:
+            if len(x) > DIST_MAX_LENGTH:
+                return None
+            d1, d2 = t.distribution(_norm(x)), t.distribution(_norm(x2))
+            keys = list(dict.fromkeys([*d1, *d2]))
+            p1 = {k: d1.get(k, 0) for k in keys}
+            p2 = {k: d2.get(k, 0) for k in keys}
+    except PrivetError:
+        return None
+    from .algorithms import _key
+
+    wy = _key(y) if y is not None else None
+    top1 = sorted(p1, key=lambda k: -float(p1[k]))[:rows]
+    top2 = sorted(p2, key=lambda k: -float(p2[k]))[:rows]
+    keep = list(dict.fromkeys(top1 + top2 + ([wy] if wy in p1 else [])))
+    keep.sort(key=lambda k: (-float(p1[k]), -float(p2[k])))
+    plain = [list(k) if isinstance(k, tuple) else k for k in keep]
+    return {
+        "rows": [[pk, _prob_text(p1[k]), _prob_text(p2[k])] for pk, k in zip(plain, keep)],
+        "witness_output": list(wy) if isinstance(wy, tuple) else wy,
+        "support": [sum(1 for v in p1.values() if v > 0), sum(1 for v in p2.values() if v > 0)],
+        "shown_mass": [float(sum(p1[k] for k in keep)), float(sum(p2[k] for k in keep))],
+        "exact": bool(t.exact),
+    }
 
 
 def _witness(w: tuple) -> tuple:

@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterator
 @contextlib.contextmanager
 def progress_bar(total: float | None, description: str, enabled: bool = True
                  ) -> Iterator[Callable[[float], None]]:
-    """Yield ``advance(k)``; shows a transient rich bar on stderr when ``enabled``."""
+    """Yield ``advance(k, description=None)``; shows a transient rich bar on stderr when
+    ``enabled`` (``description`` replaces the bar's label, e.g. the item now running)."""
     if not enabled:
-        yield lambda k=1: None
+        yield lambda k=1, description=None: None
         return
     from rich.console import Console
     from rich.progress import (
@@ -35,4 +36,11 @@ def progress_bar(total: float | None, description: str, enabled: bool = True
         TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
     ) as prog:
         task = prog.add_task(description, total=total)
-        yield lambda k=1: prog.advance(task, k)
+
+        def advance(k: float = 1, description: str | None = None) -> None:
+            if description is None:
+                prog.advance(task, k)
+            else:
+                prog.update(task, advance=k, description=description)
+
+        yield advance

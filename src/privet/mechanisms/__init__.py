@@ -30,7 +30,7 @@ import numpy as np
 
 from ..core.errors import PrivetError
 from ..core.mechanism import Mechanism
-from . import dpfinder, faier, kolahal, statdp, wmc
+from . import dpfinder, faier, kolahal, libs, statdp, wmc
 
 PAPERS: dict[str, str] = {
     "statdp": "Ding et al., Detecting Violations of Differential Privacy (CCS 2018)",
@@ -80,6 +80,8 @@ def get(name: str) -> Mechanism:
     key = str(name).strip().lower().replace("-", "_")
     if key in _REGISTRY:
         return _REGISTRY[key]
+    if key in libs.NAMES:  # real-library adapters (optional libraries, not in all())
+        return libs.get(key)
     if "." not in key:
         hits = [n for n in _REGISTRY if n.split(".", 1)[1] in (key, key + "_")]
         if len(hits) == 1:
@@ -94,6 +96,12 @@ def get(name: str) -> Mechanism:
         close = [bare[b] for b in difflib.get_close_matches(key, list(bare), n=3, cutoff=0.5)]
     hint = f"did you mean {' or '.join(close)}?" if close else "see 'privet list'."
     raise PrivetError(f"no library mechanism named {name!r}; {hint}")
+
+
+def real_libraries() -> dict[str, Mechanism]:
+    """Adapters of real DP libraries (IBM diffprivlib, OpenDP) whose library is installed,
+    name -> Mechanism; see :mod:`privet.mechanisms.libs`. They are not part of :func:`all`."""
+    return libs.real_libraries()
 
 
 def _module(mech: Mechanism):
@@ -131,4 +139,4 @@ def known_epsilon(mech: Mechanism | str, epsilon: float | None = None,
 
 
 __all__ = ["PAPERS", "all", "by_paper", "example_input", "get", "known_epsilon", "names",
-           "per_query"]
+           "per_query", "real_libraries"]

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from ..core.results import Counterexample, DetectResult, PValueCurve, to_json
 from . import console as shared_console
+from .html import add_html_option, save_from_cli
 
 
 def _vec(x: Sequence) -> str:
@@ -179,6 +180,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print the result as JSON")
     if not any(a.dest == "seed" for a in p._actions):
         p.add_argument("--seed", type=int, default=None, help="seed (replays a run)")
+    add_html_option(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -196,7 +198,7 @@ def run_cli(args: argparse.Namespace) -> int:
     as_json = bool(getattr(args, "json", False))
     result = detect(mech, args.epsilon, test_epsilons=test_eps, n_select=args.n_select,
                     n_final=args.n_final, alpha=args.alpha, seed=getattr(args, "seed", None),
-                    progress=not as_json)
+                    progress=not as_json, executor=getattr(args, "executor", None))
     if getattr(args, "plot", None) and result.curve is not None:
         plot_curve(result.curve, args.plot)
     if as_json:
@@ -206,6 +208,7 @@ def run_cli(args: argparse.Namespace) -> int:
         console.print(render(result))
         if getattr(args, "plot", None):
             console.print(f"plot saved to {args.plot}")
+    save_from_cli(args, result)
     return 1 if result.violation else 0
 
 

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from ..core.results import AccuracyBound, ExactBound, to_json
 from . import console as shared_console
+from .html import add_html_option, save_from_cli
 
 
 def _num(v: Any, digits: int = 10) -> str:
@@ -123,6 +124,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
             p.add_argument(flag, **kw)
         except argparse.ArgumentError:  # the lead's parser already gives it
             pass
+    add_html_option(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -154,6 +156,7 @@ def run_cli(args: argparse.Namespace) -> int:
             print(to_json(res))
         else:
             console.print(render_accuracy(res))
+        save_from_cli(args, res)
         return 0
     if args.delta_for is not None:
         res = delta_for(target, args.delta_for, **common)
@@ -161,12 +164,14 @@ def run_cli(args: argparse.Namespace) -> int:
             print(to_json(res))
         else:
             console.print(render_bound(res))
+        save_from_cli(args, res)
         return 0
     res = exact(target, pairs="rr" if args.set == "rr" else None, **common)
     if getattr(args, "json", False):
         print(to_json(res))
     else:
         console.print(render_bound(res))
+    save_from_cli(args, res)
     violated = res.claimed_epsilon is not None and res.epsilon > res.claimed_epsilon + 1e-12
     return 1 if violated else 0
 

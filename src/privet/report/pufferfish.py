@@ -8,6 +8,7 @@ from typing import Any
 
 from ..core.results import Bound, PufferfishVerdict, to_json
 from . import console as shared_console
+from .html import add_html_option, save_from_cli
 
 
 def _fmt(v: Any) -> str:
@@ -88,6 +89,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--precision", type=float, default=0.001)
     if "--json" not in p._option_string_actions:
         p.add_argument("--json", action="store_true", help="print JSON")
+    add_html_option(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -128,6 +130,7 @@ def run_cli(args: argparse.Namespace) -> int:
             print(to_json(b))
         else:
             console.print(render_bound(b))
+        save_from_cli(args, b)
         return 0
     v = pufferfish(target, args.epsilon, inputs=inputs, k_max=args.k_max, timeout=args.timeout,
                    method=args.method, progress=not getattr(args, "json", False),
@@ -136,4 +139,5 @@ def run_cli(args: argparse.Namespace) -> int:
         print(to_json(v))
     else:
         console.print(render(v))
+    save_from_cli(args, v)
     return {"verified": 0, "violated": 1}.get(v.status, 3)

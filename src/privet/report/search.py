@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ..core.results import Bound, to_json
 from . import console, fmt_num, fmt_vec, table
+from .html import add_html_option, save_from_cli
 
 __all__ = ["add_cli", "render", "run_cli", "summary_table", "trace_table"]
 
@@ -96,6 +97,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                    help="also run the random-search baseline with the same budget")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--seed", type=int, default=None, help="seed (replays a run)")
+    add_html_option(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -112,9 +114,11 @@ def run_cli(args: argparse.Namespace) -> int:
                     method=getattr(args, "method", "auto"),
                     n_confirm=getattr(args, "n_confirm", None),
                     seed=getattr(args, "seed", None), progress=not as_json,
-                    baseline=bool(getattr(args, "baseline", False)))
+                    baseline=bool(getattr(args, "baseline", False)),
+                    executor=getattr(args, "executor", None))
     if as_json:
         print(to_json(result))
     else:
         console().print(render(result))
+    save_from_cli(args, result)
     return 1 if result.violates else 0

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from ..core.results import SynthResult, to_json
 from . import console as shared_console
+from .html import add_html_option, save_from_cli
 
 
 def _t(seconds: float | None) -> str:
@@ -136,6 +137,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     if not _has(p, "--seed"):
         p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
+    add_html_option(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -152,9 +154,11 @@ def run_cli(args: argparse.Namespace) -> int:
     seed = getattr(args, "seed", None)
     result = synth(sk, args.epsilon, top=args.top, tester=args.tester,
                    seed=0 if seed is None else seed, baseline=args.baseline,
-                   progress=not getattr(args, "no_progress", False) and not args.json)
+                   progress=not getattr(args, "no_progress", False) and not args.json,
+                   executor=getattr(args, "executor", None))
     if getattr(args, "json", False):
         print(to_json(result))
     else:
         shared_console().print(render(result))
+    save_from_cli(args, result)
     return 0 if result.status == "found" else 1

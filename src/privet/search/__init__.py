@@ -21,6 +21,7 @@ pieces; ``privet.search`` itself is the function :func:`search`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 from collections.abc import Mapping
@@ -39,7 +40,7 @@ from ..core.events import Event, Interval, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.noise import Sampler
 from ..core.results import Bound, Counterexample
-from ..execution import collect
+from ..execution import Borrowed, InProcess, collect, get_executor, map_reduce
 from ..stats.intervals import (
     METHODS,
     Moments,
@@ -101,7 +102,8 @@ def _exact_probabilities(mech: Mechanism, x, x2, event: Event, args) -> tuple | 
 
 def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | None = None,
             n: int = 1_000_000, confidence: float = 0.9,
-            seed: int | np.random.SeedSequence | None = None, certify: str = "paired") -> dict:
+            seed: int | np.random.SeedSequence | None = None, certify: str = "paired",
+            executor: Any = None) -> dict:
     """The violation of one triple, confirmed.
 
     Exact when the noise can be enumerated (finite discrete noise): ``eps = log(p/p')``,
@@ -113,6 +115,13 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
     with ``certify='marginal'``. Returns a dict with ``value``,
     ``exact``, ``method``, ``probabilities`` or ``counts``, and ``unbounded`` (True when the
     event never occurred under x' in the fresh sample, so the bound grows with n).
+
+    The fresh sample is sample-and-reduce over chunks (each chunk is reduced to its counts
+    where it runs), so ``executor`` (see :func:`privet.execution.get_executor`: a spec such
+    as ``'dask://HOST:PORT'``, a ``distributed.Client`` or an executor object) can run the
+    chunks elsewhere; chunk seeds and the in-order sum do not depend on it. None keeps the
+    defaults: paired chunks in this process, independent samples as
+    :meth:`Mechanism.sample` draws them.
     """
     xa = mech.domain.check(x)
     xb = mech.domain.check(x2)
@@ -133,23 +142,31 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
     if certify == "paired" and mech.supports("replay"):
         n11 = n10 = n01 = 0
         done = 0
-        for i, size in enumerate(_chunks(n, CONFIRM_CHUNK)):
-            rng = np.random.default_rng(ss.spawn(1)[0] if i else ss)
-            tape, out = record(mech, xa, size, rng, args)
-            s1 = event.contains(out)
-            s2 = hard_checks(mech, tape, size, xb, event, args)
-            n11 += int(np.count_nonzero(s1 & s2))
-            n10 += int(np.count_nonzero(s1 & ~s2))
-            n01 += int(np.count_nonzero(~s1 & s2))
-            done += size
+        sizes = _chunks(n, CONFIRM_CHUNK)
+        seeds = [ss.spawn(1)[0] if i else ss for i in range(len(sizes))]  # chunk order
+        jobs = [(mech, xa, xb, event, args, s, size) for s, size in zip(seeds, sizes)]
+        ex = InProcess() if executor is None else get_executor(executor)
+        results = None
+        try:
+            results = ex.map(_paired_chunk, jobs)
+            for size, (a11, a10, a01) in zip(sizes, results):
+                n11, n10, n01, done = n11 + a11, n10 + a10, n01 + a01, done + size
+        finally:
+            if results is not None and hasattr(results, "close"):
+                results.close()
+            if ex is not executor:
+                ex.close()
         value = paired_lower_bound(n11, n10, n01, done, confidence)
         k1, k2 = n11 + n10, n11 + n01
         method = "Clopper-Pearson on paired samples (union bound over 3)"
     else:
         s1_seed, s2_seed = (int(s.generate_state(1)[0]) for s in ss.spawn(2))
-        o1 = mech.sample(xa, n, args, seed=s1_seed)
-        o2 = mech.sample(xb, n, args, seed=s2_seed)
-        k1, k2 = _hits(event, o1), _hits(event, o2)
+        hits = functools.partial(_hits, event)  # the chunks of Mechanism.sample, reduced
+        r1 = map_reduce(mech, xa, n, hits, args, seed=s1_seed, executor=executor)
+        r2 = map_reduce(mech, xb, n, hits, args, seed=s2_seed, executor=executor)
+        if r1.interrupted or r2.interrupted:
+            raise KeyboardInterrupt
+        k1, k2 = int(r1.value or 0), int(r2.value or 0)
         done = n
         value = certified_lower_bound(k1, n, k2, n, confidence)
         method = "Clopper-Pearson on independent samples (union bound over 2)"
@@ -160,6 +177,17 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
 
 def _hits(event: Event, outputs: np.ndarray) -> int:
     return int(np.count_nonzero(event.contains(outputs)))
+
+
+def _paired_chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, event: Event, args,
+                  seed: np.random.SeedSequence, size: int) -> tuple[int, int, int]:
+    """One chunk of the paired confirmation: (n11, n10, n01) of Phi on M(x), M(x') under one
+    recorded tape (runs wherever the executor puts it)."""
+    tape, out = record(mech, xa, size, np.random.default_rng(seed), args)
+    s1 = event.contains(out)
+    s2 = hard_checks(mech, tape, size, xb, event, args)
+    return (int(np.count_nonzero(s1 & s2)), int(np.count_nonzero(s1 & ~s2)),
+            int(np.count_nonzero(~s1 & s2)))
 
 
 def _chunks(n: int, chunk: int) -> list[int]:
@@ -471,7 +499,8 @@ def random_search(mechanism: Any, *, iterations: int = 10, confidence: float = 0
 def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
            method: str = "auto", start: tuple | None = None, n_confirm: int | None = N_CONFIRM,
            seed: int | None = None, progress: bool = False, baseline: bool = False,
-           args: Mapping[str, Any] | None = None, **options: Any) -> Bound:
+           args: Mapping[str, Any] | None = None, executor: Any = None,
+           **options: Any) -> Bound:
     """Search for the largest violation of differential privacy and certify it.
 
     Returns a :class:`~privet.core.results.Bound`: "eps >= ``value`` with confidence
@@ -502,7 +531,25 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     Half of the search's iterations on discrete outputs start from the singleton whose
     frequencies under x and x' differ most (probes of 2,000 runs each); random search always
     draws Phi at random.
+
+    ``executor`` (``'inprocess'``, ``'processes'``, ``'dask'``, ``'dask://HOST:PORT'``, a
+    ``distributed.Client``; see :func:`privet.execution.get_executor`) runs the
+    sample-and-reduce parts: the fresh confirmation sample (paired chunks, or independent
+    ones) and, for black boxes, the per-pair samples and StatDP event selection. The
+    iterations themselves stay in this process: correlated sampling replays one tape for
+    x and x', and the optimizer's steps depend on each other. The result does not depend
+    on the executor; None keeps the in-process defaults.
     """
+    if executor is not None and not isinstance(executor, Borrowed):
+        ex = get_executor(executor)
+        try:
+            return search(mechanism, iterations=iterations, confidence=confidence,
+                          method=method, start=start, n_confirm=n_confirm, seed=seed,
+                          progress=progress, baseline=baseline, args=args, executor=Borrowed(ex),
+                          **options)
+        finally:
+            if ex is not executor:
+                ex.close()
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)
     resolved = mech.resolve_args(args)
@@ -514,7 +561,7 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     it_seeds, confirm_seed, base_seed = root.spawn(3)
     if not mech.supports("replay"):
         return _search_blackbox(mech, resolved, opts, iterations, n_confirm, root, seed,
-                                starting, progress, t0)
+                                starting, progress, t0, executor)
     if not random_only:
         opts["gradient"] = _wants_gradient(mech, resolved, opts, it_seeds)
     seeds = it_seeds.spawn(int(iterations))
@@ -547,7 +594,7 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     else:
         conf = confirm(mech, best["x"], best["x2"], best["event"], args=resolved,
                        n=_confirm_size(n_confirm, best["p"][0]), confidence=confidence,
-                       seed=confirm_seed, certify=opts["certify"])
+                       seed=confirm_seed, certify=opts["certify"], executor=executor)
         value = max(conf["value"], 0.0)
         details.update(search_estimate=best["estimate"], unbounded=conf["unbounded"],
                        confirmation=conf["method"], n_confirm=conf.get("n"),
@@ -562,7 +609,7 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     if baseline and not random_only:
         base = search(mech, iterations=iterations, confidence=confidence, n_confirm=n_confirm,
                       seed=int(base_seed.generate_state(1)[0]), args=args, method="random",
-                      **options)
+                      executor=executor, **options)
         bound = Bound(**{**{f: getattr(bound, f) for f in bound.__dataclass_fields__},
                          "details": {**bound.details, "baseline": base}})
     return bound
@@ -633,7 +680,7 @@ def _candidate_events(o1: np.ndarray, o2: np.ndarray, limit: int = 24) -> list[E
 
 
 def _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed, starting, progress,
-                     t0) -> Bound:
+                     t0, executor=None) -> Bound:
     """Independent samples (no Replay): pairs from the relation's representative inputs and
     random ones, events from the pooled outputs, the best (pair, event) by a conservative
     score, then a fresh-sample Clopper-Pearson bound with a union bound over both sides."""
@@ -647,14 +694,15 @@ def _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed, starti
         x = random_input(mech, rng, opts["length"], opts["input_range"])
         pairs.append((x, random_neighbor(mech, x, rng)))
     z = 1.6448536269514722
+    where = "inprocess" if executor is None else executor
     best = None
     trace = []
     for x, x2 in pairs:
         s = rng.integers(2**32, size=2)
-        o1 = np.asarray(collect(mech, x, n, args, seed=int(s[0]), executor="inprocess"))
-        o2 = np.asarray(collect(mech, x2, n, args, seed=int(s[1]), executor="inprocess"))
+        o1 = np.asarray(collect(mech, x, n, args, seed=int(s[0]), executor=where))
+        o2 = np.asarray(collect(mech, x2, n, args, seed=int(s[1]), executor=where))
         events = [starting[2]] if starting is not None and x is starting[0] else []
-        events += _detect_event(mech, x, x2, args, n, int(s[0]))
+        events += _detect_event(mech, x, x2, args, n, int(s[0]), where)
         events += _candidate_events(o1, o2)
         for ev in events:
             k1, k2 = _hits(ev, o1), _hits(ev, o2)
@@ -673,7 +721,7 @@ def _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed, starti
                      details={"trace": trace, "verdict": "no violation found"})
     _, x, x2, ev, est = best
     conf = confirm(mech, x, x2, ev, args=args, n=int(n_confirm or 200_000),
-                   confidence=opts["confidence"], seed=ss_conf)
+                   confidence=opts["confidence"], seed=ss_conf, executor=executor)
     rec = {"x": x, "x2": x2, "event": ev, "estimate": est}
     value = max(conf["value"], 0.0)
     return Bound(mechanism=mech.name, value=value,
@@ -687,7 +735,8 @@ def _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed, starti
                           "verdict": _verdict(value, conf, mech.epsilon, opts["confidence"])})
 
 
-def _detect_event(mech: Mechanism, x, x2, args, n: int, seed: int) -> list[Event]:
+def _detect_event(mech: Mechanism, x, x2, args, n: int, seed: int,
+                  executor: Any = "inprocess") -> list[Event]:
     """StatDP's event selection (Algorithm 3) from :mod:`privet.detect`, when available."""
     if mech.epsilon is None:
         return []
@@ -697,7 +746,7 @@ def _detect_event(mech: Mechanism, x, x2, args, n: int, seed: int) -> list[Event
         return []
     try:
         event, _ = select_event(mech, x, x2, args=args, n_select=n, seed=seed,
-                                executor="inprocess")
+                                executor=executor)
     except Exception:  # noqa: BLE001 - selection is a heuristic; our own events remain
         return []
     return [event]

@@ -25,6 +25,7 @@ from .._engine import make_callable
 from ..core.errors import PrivetError, check_epsilon
 from ..core.mechanism import Mechanism
 from ..core.results import Completion, Counterexample, SynthResult
+from ..execution import Borrowed, get_executor
 from .examples import (
     Example,
     detect_tester,
@@ -118,6 +119,7 @@ def synth(
     baseline: bool = False,
     baseline_budget: float | None = 600.0,
     progress: bool = False,
+    executor: Any = None,
 ) -> SynthResult:
     """Synthesize noise expressions for ``sketch`` (KOLAHAL Fig. 4) and rank the completions.
 
@@ -129,7 +131,22 @@ def synth(
     "noopt" baseline (rank every grammar vector, no region) runs in the same call, stopping
     after ``baseline_budget`` seconds of ranking. Ctrl-C during example selection, ranking
     or verification stops that phase and returns what was found (``details["interrupted"]``).
+    ``executor`` (``'dask://HOST:PORT'``, a ``distributed.Client``, ...; see
+    :func:`privet.execution.get_executor`) runs the sample-and-reduce chunks of the final
+    ``privet.detect`` verification; the example search, region and ranking use correlated,
+    importance-weighted samples in this process. Results do not depend on it.
     """
+    if executor is not None and not isinstance(executor, Borrowed):
+        ex = get_executor(executor)
+        try:
+            return synth(sketch, epsilon, grammar=grammar, top=top, seed=seed,
+                         n_select=n_select, n_final=n_final, m_region=m_region, m_rank=m_rank,
+                         verify_n=verify_n, tester=tester, radius=radius, lam=lam,
+                         baseline=baseline, baseline_budget=baseline_budget,
+                         progress=progress, executor=Borrowed(ex))
+        finally:
+            if ex is not executor:
+                ex.close()
     t_start = time.perf_counter()
     if isinstance(sketch, str):
         sketch = load_sketch(sketch)
@@ -210,7 +227,7 @@ def synth(
             checked.append((sc, verify(sketch, sc.exprs, settings, tester=ver_tester,
                                        seed=seed + 17 * i, use_detect=use_detect_verify,
                                        n=verify_n, recheck=recheck, ranker=evaluator,
-                                       m_suspect=5 * verify_n[1])))
+                                       m_suspect=5 * verify_n[1], executor=executor)))
     except KeyboardInterrupt:      # Ctrl-C: report the candidates checked so far
         interrupted = True
     times["verify"] = time.perf_counter() - t0
@@ -224,7 +241,7 @@ def synth(
     if baseline and not interrupted:
         bar.update("noopt baseline: rank the whole grammar")
         base = _noopt(sketch, settings, examples, times["init"], m_rank, seed, k_top,
-                      ver_tester, baseline_budget, use_detect_verify, verify_n)
+                      ver_tester, baseline_budget, use_detect_verify, verify_n, executor)
     bar.close()
     result = SynthResult(
         sketch=sketch.name, holes=sketch.holes, families=sketch.families,
@@ -303,7 +320,7 @@ def _textbook_rank(sketch: Sketch, completions, ranked) -> tuple[int | None, int
 
 def _noopt(sketch: Sketch, settings, examples, init_seconds: float, m_rank: int, seed: int,
            k_top: int, ver_tester, budget: float | None, use_detect: bool,
-           verify_n: tuple[int, int]) -> dict:
+           verify_n: tuple[int, int], executor: Any = None) -> dict:
     """The paper's noopt baseline: rank all grammar vectors (no region), verify the top k."""
     t0 = time.perf_counter()
     evaluator = Evaluator(sketch, settings, examples, m=m_rank, seed=seed)
@@ -315,7 +332,7 @@ def _noopt(sketch: Sketch, settings, examples, init_seconds: float, m_rank: int,
     checked = [] if timed_out else [
         (sc, verify(sketch, sc.exprs, settings, tester=ver_tester, seed=seed + 17 * i,
                     use_detect=use_detect, n=verify_n, recheck=recheck, ranker=evaluator,
-                    m_suspect=5 * verify_n[1]))
+                    m_suspect=5 * verify_n[1], executor=executor))
         for i, sc in enumerate(ranked[:k_top])]
     t_verify = time.perf_counter() - t1
     comps, _ = _completions(sketch, settings, ranked, checked, use_detect) if checked \

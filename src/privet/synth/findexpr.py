@@ -201,11 +201,14 @@ class Verification:
 def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str, Any]], *,
            tester: Tester, seed: int = 0, alpha: float = ALPHA, use_detect: bool = False,
            n: tuple[int, int] = (20_000, 100_000), recheck: Evaluator | None = None,
-           ranker: Evaluator | None = None, m_suspect: int = 500_000) -> Verification:
+           ranker: Evaluator | None = None, m_suspect: int = 500_000,
+           executor: Any = None) -> Verification:
     """Check a completion: exact enumeration when every hole is discrete (and bounded), else
     a re-test of the examples on fresh samples (``recheck``) and ``privet.detect``
     (``use_detect``) or the internal tester at the target ε (γ) and at every varied setting
-    of Ex_test (the expressions are symbolic, so one ε proves nothing about another)."""
+    of Ex_test (the expressions are symbolic, so one ε proves nothing about another).
+    ``executor`` is passed to ``privet.detect`` (its sample-and-reduce chunks; the p-values
+    do not depend on it); the re-tests and the internal tester run in this process."""
     t0 = time.perf_counter()
     gamma = settings[0]
     eps = float(gamma["epsilon"])
@@ -248,7 +251,7 @@ def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str
     worst: tuple[float, Example | None, str] = (1.0, None, "")
     for i in range(len(settings)):
         p, ex, text = _test_setting(sketch, mech, exprs, settings, i, tester, use_detect, n,
-                                    seed + 7 * i, alpha)
+                                    seed + 7 * i, alpha, executor)
         p = min(1.0, p * len(settings))
         if p <= worst[0]:
             worst = (p, ex, text)
@@ -261,7 +264,8 @@ def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str
 
 
 def _test_setting(sketch: Sketch, mech, exprs, settings, index: int, tester: Tester,
-                  use_detect: bool, n: tuple[int, int], seed: int, alpha: float):
+                  use_detect: bool, n: tuple[int, int], seed: int, alpha: float,
+                  executor: Any = None):
     """(p-value, witness, text) of testing ``mech`` at setting ``index``."""
     setting = settings[index]
     eps = float(setting["epsilon"])
@@ -272,7 +276,7 @@ def _test_setting(sketch: Sketch, mech, exprs, settings, index: int, tester: Tes
         from ..detect import detect
 
         res = detect(mech, eps, inputs=[(p.d1, p.d2) for p in pairs], args=_args(setting),
-                     n_select=n[0], n_final=n[1], alpha=alpha, seed=seed)
+                     n_select=n[0], n_final=n[1], alpha=alpha, seed=seed, executor=executor)
         cx = res.counterexample or (res.candidates[0] if res.candidates else None)
         ex = None
         if cx is not None and cx.event_spec is not None:
