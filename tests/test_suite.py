@@ -1,0 +1,77 @@
+"""privet suite: one line per mechanism, honest joined verdicts, Ctrl-C keeps what finished."""
+
+import json
+
+import pytest
+
+import privet.suite as suite_mod
+from privet.cli import main
+from privet.core.results import from_json, to_json
+from privet.suite import suite
+
+
+def test_lines_join_engines_and_round_trip_json():
+    res = suite(only=["faier.truncated_geometric", "faier.discrete_noisy_max"],
+                engines=["exact"], quick=True)
+    lines = {ln.mechanism: ln for ln in res.lines}
+    ok, bad = lines["faier.truncated_geometric"], lines["faier.discrete_noisy_max"]
+    assert ok.verdict.startswith("verified ε ≤") and ok.counterexample is None
+    assert ok.exact_epsilon == pytest.approx(ok.claimed_epsilon)
+    assert bad.verdict.startswith("violation: exact ε =")
+    assert bad.exact_epsilon > bad.claimed_epsilon and "D1=" in bad.counterexample
+    back = from_json(to_json(res))
+    assert back.lines == res.lines and not back.interrupted
+
+
+def test_a_violation_outranks_a_proof_on_a_smaller_domain():
+    # detect finds discrete above-threshold's violation on long inputs; exact proves the
+    # claim on its short checked domain: both are true and the line says so
+    res = suite(only=["faier.discrete_above_threshold"], engines=["detect", "exact"],
+                quick=True)
+    (line,) = res.lines
+    assert line.verdict.startswith("violation found (p = ")
+    assert line.verdict.endswith("only") and "verified" in line.verdict
+
+
+def test_ctrl_c_stops_and_keeps_what_finished(monkeypatch):
+    calls = []
+
+    def sample_then_interrupt(mech, opt):
+        calls.append(mech.name)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return suite_mod.run_sample(mech, opt)
+
+    monkeypatch.setitem(suite_mod.ENGINES, "sample", sample_then_interrupt)
+    res = suite(only=["statdp"], engines=["sample"], quick=True)
+    assert res.interrupted and len(calls) == 3
+    assert [r.mechanism for r in res.rows] == ["statdp.noisy_max_v1a", "statdp.noisy_max_v1b"]
+    assert len(res.lines) == 2
+
+
+def test_cli_exit_code_130_and_json_on_interrupt(monkeypatch, capsys):
+    def interrupt(mech, opt):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(suite_mod.ENGINES, "sample", interrupt)
+    code = main(["suite", "--quick", "--only", "faier", "--engines", "sample", "--json"])
+    assert code == 130
+    out = json.loads(capsys.readouterr().out)
+    assert out["interrupted"] is True and out["rows"] == []
+
+
+def test_unknown_engine_and_empty_selection_are_one_sentence(capsys):
+    assert main(["suite", "--engines", "sample,magic"]) == 2
+    assert "unknown engine(s) magic" in capsys.readouterr().err
+    assert main(["suite", "--only", "nothing_like_this"]) == 2
+    assert "no library mechanism matches" in capsys.readouterr().err
+
+
+def test_html_report_is_written_and_self_contained(tmp_path, capsys):
+    path = tmp_path / "suite.html"
+    code = main(["suite", "--quick", "--only", "wmc.randomized_response",
+                 "--engines", "sample,exact", "--html", str(path)])
+    assert code == 0
+    text = path.read_text()
+    assert "wmc.randomized_response" in text and "<svg" in text
+    assert "http://" not in text.replace("http://www.w3.org", "") and "https://" not in text
