@@ -92,7 +92,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
                    help="comma-separated engines to run (default: all available)")
     p.add_argument("--only", default=None, help="comma-separated library names or papers")
     p.add_argument("--quick", action="store_true",
-                   help="smaller samples: about 1.5 minutes on 2 cores")
+                   help="smaller samples: about 1 minute on 2 cores (full: about 2)")
     p.add_argument("--html", default=None, metavar="FILE",
                    help="also write a self-contained HTML report (opens with no network)")
     p.add_argument("--per-engine", action="store_true",

@@ -269,7 +269,7 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
     Returns a :class:`~privet.core.results.SuiteResult`: ``rows`` (one per mechanism and
     engine that applies, each with the engine's full result) and ``lines`` (one per
     mechanism, the engines joined by :func:`summarize`). ``quick`` uses smaller samples
-    (about 1.5 minutes on 2 cores instead of about 4). ``executor`` is passed to the
+    (about 1 minute on 2 idle cores instead of about 2). ``executor`` is passed to the
     sampling engines (``'processes'``, ``'dask://HOST:PORT'``, ...). Ctrl-C stops the run
     and keeps what finished (``interrupted=True``).
     """
