@@ -75,3 +75,17 @@ def test_html_report_is_written_and_self_contained(tmp_path, capsys):
     text = path.read_text()
     assert "wmc.randomized_response" in text and "<svg" in text
     assert "http://" not in text.replace("http://www.w3.org", "") and "https://" not in text
+
+
+def test_saved_json_renders_again_as_table_and_html(tmp_path, capsys):
+    assert main(["suite", "--quick", "--only", "wmc.randomized_response",
+                 "--engines", "exact", "--json"]) == 0
+    saved = tmp_path / "run.json"
+    saved.write_text(capsys.readouterr().out)
+    assert main(["report", str(saved)]) == 0
+    assert "wmc.randomized_response" in capsys.readouterr().out
+    assert main(["report", str(saved), "--html", str(tmp_path / "run.html")]) == 0
+    assert "verified" in (tmp_path / "run.html").read_text()
+    (tmp_path / "other.json").write_text('{"not": "a result"}')
+    assert main(["report", str(tmp_path / "other.json")]) == 2
+    assert "holds no privet result" in capsys.readouterr().err

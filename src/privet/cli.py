@@ -100,6 +100,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     _common(p)
     _executor_option(p)
 
+    p = sub.add_parser("report", help="render results saved with --json (a table, or HTML)")
+    p.add_argument("file", help="a JSON file written by any privet command's --json, or -")
+    p.add_argument("--html", default=None, metavar="FILE",
+                   help="write a self-contained HTML report instead of printing a table")
+
     runners: dict[str, Any] = {}
     for engine in ENGINE_COMMANDS:
         try:
@@ -208,7 +213,36 @@ def cmd_suite(args: argparse.Namespace) -> int:
     return 130 if result.interrupted else 0
 
 
-COMMANDS = {"list": cmd_list, "sample": cmd_sample, "suite": cmd_suite}
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .core.results import from_jsonable
+    from .report import console, render_any
+
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    except OSError as err:
+        raise PrivetError(f"cannot read {args.file!r}: {err.strerror or err}.") from None
+    try:
+        data = json.loads(text)
+        result = from_jsonable(data)
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise PrivetError(f"{args.file!r} is not a privet result saved with --json "
+                          f"({type(err).__name__}).") from None
+    items = result if isinstance(result, list) else [result]
+    if not items or not all(type(x).__module__ == "privet.core.results" for x in items):
+        raise PrivetError(f"{args.file!r} holds no privet result; save one with --json.")
+    if args.html:
+        from .report.html import write_html
+
+        path = write_html(args.html, items, title=f"privet report: {Path(args.file).name}")
+        print(f"report saved to {path}")
+    else:
+        console().print(render_any(items if len(items) > 1 else items[0]))
+    return 0
+
+
+COMMANDS = {"list": cmd_list, "sample": cmd_sample, "suite": cmd_suite, "report": cmd_report}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -73,3 +73,44 @@ def emit(result: Any, as_json: bool, render) -> None:
         print(to_json(result))
     else:
         console().print(render(result))
+
+
+def render_any(result: Any) -> Any:
+    """The terminal rendering of any saved privet result (``privet report FILE.json``)."""
+    from ..core import results as r
+
+    if isinstance(result, (list, tuple)):
+        from rich.console import Group
+
+        return Group(*[render_any(x) for x in result])
+    if isinstance(result, r.DetectResult):
+        from .detect import render
+        return render(result)
+    if isinstance(result, r.PValueCurve):
+        from .detect import curve_table
+        return curve_table(result)
+    if isinstance(result, r.Counterexample):
+        from .detect import counterexample_table
+        return counterexample_table(result)
+    if isinstance(result, r.Bound):
+        from .search import render
+        return render(result)
+    if isinstance(result, r.ExactBound):
+        from .exact import render_bound
+        return render_bound(result)
+    if isinstance(result, r.AccuracyBound):
+        from .exact import render_accuracy
+        return render_accuracy(result)
+    if isinstance(result, r.PufferfishVerdict):
+        from .pufferfish import render
+        return render(result)
+    if isinstance(result, r.SynthResult):
+        from .synth import render
+        return render(result)
+    if isinstance(result, r.SuiteResult):
+        from .library import suite_table
+        return suite_table(result)
+    if isinstance(result, r.SuiteRow):
+        from .library import suite_rows_table
+        return suite_rows_table([result])
+    return repr(result)
