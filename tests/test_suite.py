@@ -89,3 +89,41 @@ def test_saved_json_renders_again_as_table_and_html(tmp_path, capsys):
     (tmp_path / "other.json").write_text('{"not": "a result"}')
     assert main(["report", str(tmp_path / "other.json")]) == 2
     assert "holds no privet result" in capsys.readouterr().err
+
+
+USER_FILE = '''
+import math
+import privet
+from privet import ops
+
+@privet.mechanism(epsilon=math.log(3), neighbors=privet.neighbors.one_differs(1),
+                  domain=privet.Domain(length=3, integer=True, low=0, high=1))
+def rr(noise, bits, *, epsilon):
+    return (bits + noise.bernoulli(0.25, shape=bits.shape)) % 2
+
+@privet.mechanism(epsilon=0.5, neighbors=privet.neighbors.all_differ(1))
+def leaky_max(noise, q, *, epsilon):
+    return ops.max(q + noise.laplace(2 / epsilon, q.shape), axis=-1)
+
+def no_claim(x):
+    return float(x[0])
+'''
+
+
+def test_every_engine_that_applies_runs_on_a_users_file(tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text(USER_FILE)
+    res = suite(only=[f"{path}:rr", f"{path}:leaky_max", "statdp.svt"], quick=True)
+    engines = {ln.mechanism: set(ln.engines) for ln in res.lines}
+    lines = {ln.mechanism: ln for ln in res.lines}
+    # discrete noise on a small integer domain: exact and pufferfish apply, and prove it
+    assert engines[f"{path}:rr"] == {"sample", "detect", "exact", "search", "pufferfish"}
+    assert lines[f"{path}:rr"].verdict.startswith("verified ε ≤ 1.099")
+    assert lines[f"{path}:rr"].exact_epsilon == pytest.approx(1.0986122886681098)
+    # continuous noise: no enumeration, but correlated-sampling search does apply
+    assert engines[f"{path}:leaky_max"] == {"sample", "detect", "search"}
+    assert lines[f"{path}:leaky_max"].verdict.startswith("violation found")
+    assert engines["statdp.svt"] == {"sample", "detect"}  # library rules unchanged
+    assert not any(r.verdict.startswith("error") for r in res.rows)
+    with pytest.raises(Exception, match="claims no ε"):
+        suite(only=[f"{path}:no_claim"], quick=True)

@@ -90,7 +90,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     p = sub.add_parser("suite", help="run every engine over the built-in library")
     p.add_argument("--engines", default=None,
                    help="comma-separated engines to run (default: all available)")
-    p.add_argument("--only", default=None, help="comma-separated library names or papers")
+    p.add_argument("--only", default=None,
+                   help="comma-separated library names, papers, or your own mechanisms "
+                        "(FILE.py:NAME or MODULE:NAME)")
     p.add_argument("--quick", action="store_true",
                    help="smaller samples: about 1 minute on 2 cores (full: about 2)")
     p.add_argument("--html", default=None, metavar="FILE",

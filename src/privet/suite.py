@@ -37,12 +37,16 @@ def _row(mech: Mechanism, engine: str, verdict: str, figure: float | None, start
 def _representative_input(mech: Mechanism) -> list[float]:
     from . import mechanisms
 
-    try:
-        return mechanisms.example_input(mech.name).tolist()
-    except PrivetError:
-        pass
+    if not _user(mech):
+        try:
+            return mechanisms.example_input(mech.name).tolist()
+        except PrivetError:
+            pass
     length = mech.domain.length
-    n = length if isinstance(length, int) else (length[0] if isinstance(length, tuple) else 5)
+    # a fixed length as declared; otherwise short (3) when the inputs will be enumerated
+    want = 3 if _user(mech) and mech.supports("enumerate") and mech.domain.integer else 5
+    n = length if isinstance(length, int) else \
+        (min(max(length[0], want), length[1]) if isinstance(length, tuple) else want)
     lo = mech.domain.low if math.isfinite(mech.domain.low) else 0.0
     hi = mech.domain.high if math.isfinite(mech.domain.high) else lo + 1.0
     return [min(max(1.0, lo), hi)] * n
@@ -76,7 +80,26 @@ def run_detect(mech: Mechanism, opt: Options) -> SuiteRow | None:
                 counterexample=res.counterexample.event if res.counterexample else None)
 
 
+USER_SOURCE = "user"  # the source given to mechanisms a user names as FILE.py:NAME / MODULE:NAME
+USER_INPUT_CAP = 4096  # exact and pufferfish on a user mechanism: at most this many inputs
+
+
+def _user(mech: Mechanism) -> bool:
+    return mech.source == USER_SOURCE
+
+
+def _small_finite_domain(mech: Mechanism) -> bool:
+    d = mech.domain
+    if not (mech.supports("enumerate") and d.integer and math.isfinite(d.low)
+            and math.isfinite(d.high)):
+        return False
+    n = len(_representative_input(mech))
+    return (int(d.high) - int(d.low) + 1) ** n <= USER_INPUT_CAP
+
+
 def _discrete_library(mech: Mechanism) -> bool:
+    if _user(mech):  # a user's mechanism: whenever its noise and domain can be enumerated
+        return _small_finite_domain(mech)
     return mech.supports("enumerate") and mech.source.lower().startswith(("wmc", "faier"))
 
 
@@ -98,7 +121,9 @@ def run_exact(mech: Mechanism, opt: Options) -> SuiteRow | None:
 
 
 def run_search(mech: Mechanism, opt: Options) -> SuiteRow | None:
-    if not mech.source.lower().startswith("dp-finder"):
+    # the library: DP-Finder's mechanisms; a user's mechanism: when it runs on the noise API
+    if not (mech.source.lower().startswith("dp-finder")
+            or (_user(mech) and mech.supports("replay"))):
         return None
     from .search import search
 
@@ -245,20 +270,48 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow]) -> SuiteLine:
 
 
 def library_selection(only: Sequence[str] | None = None) -> dict[str, Mechanism]:
-    """The built-in library, or the names/papers in ``only`` (real-library adapters too)."""
+    """The built-in library, or the names/papers in ``only`` (real-library adapters too).
+
+    An entry of ``only`` may also be a user's mechanism, ``path/to/file.py:NAME`` or
+    ``module:NAME`` (or a :class:`Mechanism` object): every engine whose method applies to
+    it then runs (exact and pufferfish when its noise is discrete and its integer domain
+    has at most ``USER_INPUT_CAP`` inputs, search when it uses the noise API).
+    """
     from . import mechanisms
 
     library = dict(mechanisms.all())
     if not only:
         return library
-    extra = getattr(mechanisms, "real_libraries", None)
-    if extra is not None:
-        library.update(extra())
-    keep = set(only)
-    chosen = {k: m for k, m in library.items() if k in keep or k.split(".")[0] in keep}
-    if not chosen:
-        raise PrivetError(f"no library mechanism matches {', '.join(only)}; see privet list.")
+    chosen: dict[str, Mechanism] = {}
+    names = []
+    for item in only:
+        if isinstance(item, Mechanism) or ":" in str(item):
+            mech = item if isinstance(item, Mechanism) else _load_user(str(item))
+            chosen[mech.name if isinstance(item, Mechanism) else str(item)] = \
+                mech.replace(source=USER_SOURCE)
+        else:
+            names.append(str(item))
+    if names:
+        extra = getattr(mechanisms, "real_libraries", None)
+        if extra is not None:
+            library.update(extra())
+        keep = set(names)
+        found = {k: m for k, m in library.items() if k in keep or k.split(".")[0] in keep}
+        if not found:
+            raise PrivetError(f"no library mechanism matches {', '.join(names)}; "
+                              "see privet list.")
+        chosen = {**found, **chosen}
     return chosen
+
+
+def _load_user(target: str) -> Mechanism:
+    from .cli_support import load_mechanism
+
+    mech = load_mechanism(target)
+    if mech.epsilon is None:
+        raise PrivetError(f"{target} claims no ε: declare it with "
+                          "@privet.mechanism(epsilon=...) to run the suite on it.")
+    return mech
 
 
 def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = None,
