@@ -49,6 +49,18 @@ def test_ctrl_c_stops_and_keeps_what_finished(monkeypatch):
     assert len(res.lines) == 2
 
 
+def test_the_mechanism_cut_short_is_not_reported_as_checked(monkeypatch):
+    # Ctrl-C during exact, after sampling finished: the line must not read "no violation
+    # found" (detect never ran) nor "verified"
+    def interrupt(mech, opt):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(suite_mod.ENGINES, "exact", interrupt)
+    res = suite(only=["faier.truncated_geometric"], engines=["sample", "exact"], quick=True)
+    (line,) = res.lines
+    assert res.interrupted and line.verdict == "interrupted before every engine ran"
+
+
 def test_cli_exit_code_130_and_json_on_interrupt(monkeypatch, capsys):
     def interrupt(mech, opt):
         raise KeyboardInterrupt

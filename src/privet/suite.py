@@ -205,8 +205,11 @@ def _short(v: Any) -> str:
     return "[" + ", ".join(f"{float(t):g}" for t in v) + "]"
 
 
-def summarize(mechanism: str, rows: Sequence[SuiteRow]) -> SuiteLine:
+def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -> SuiteLine:
     """Join one mechanism's engine rows into the summary line.
+
+    ``complete=False`` (Ctrl-C stopped the run on this mechanism): violations already found
+    stand, but nothing is called verified and the line says the run was cut short.
 
     A violation found by any engine wins (exact > certified > statistical > Pufferfish,
     for the witness shown); otherwise "verified" when exact inference or the SMT check
@@ -224,7 +227,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow]) -> SuiteLine:
     ex = res.get("exact")
     if ex is not None:
         exact_eps, exact_domain = float(ex.epsilon), ex.domain
-        if ex.verified:
+        if ex.verified and not _was_interrupted(ex):  # an interrupted run is a lower bound
             verified.append(f"verified ε ≤ {claimed:.4g} ({_short_domain(ex.domain)})")
         else:
             violations.append((f"violation: exact ε = {ex.epsilon:.4g} > {claimed:.4g}",
@@ -251,10 +254,14 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow]) -> SuiteLine:
                                f"{list(pf.counterexample or ())} under {pf.pair}"))
         elif pf.verified and not verified:
             verified.append(f"verified (SMT/exact, outputs of length ≤ {pf.k})")
+    if not complete:
+        verified = []
     if violations:
         verdict, witness = violations[0]
         if verified:  # not a contradiction: the proof covers a smaller domain
             verdict += f"; {verified[0]} only"
+    elif not complete:
+        verdict, witness = "interrupted before every engine ran", None
     elif verified:
         verdict, witness = verified[0], None
     elif errors and len(errors) == len(rows):
@@ -342,8 +349,10 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
     rows: list[SuiteRow] = []
     interrupted = False
     with progress_bar(len(library) * len(chosen), "suite", enabled=progress) as advance:
+        current = None
         try:
             for key, mech in library.items():
+                current = key
                 for engine in chosen:
                     advance(0, description=f"suite: {key} · {engine}")
                     start = time.perf_counter()
@@ -365,7 +374,8 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
     grouped: dict[str, list[SuiteRow]] = {}
     for r in rows:
         grouped.setdefault(r.mechanism, []).append(r)
-    lines = tuple(summarize(k, v) for k, v in grouped.items())
+    lines = tuple(summarize(k, v, complete=not (interrupted and k == current))
+                  for k, v in grouped.items())
     return SuiteResult(rows=tuple(rows), lines=lines, engines=tuple(chosen), quick=quick,
                        interrupted=interrupted, seconds=round(time.perf_counter() - t0, 2),
                        seed=seed)
