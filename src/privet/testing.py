@@ -17,7 +17,8 @@ What a pass means, and how often it is wrong:
   fails when the test rejects ε-DP at level ``alpha`` (default 0.05). The event is chosen
   on one sample and tested on fresh samples, with an exact one-sided binomial test. So a
   mechanism that really is ε-DP fails with probability at most ``alpha``, taken over seeds.
-  Measured with ``benchmarks/detect_statdp.py``: 0 to 0.010 over 200 seeds at α = 0.05.
+  Measured with ``benchmarks/testing_error_rates.py`` (200 seeds, α = 0.05, 20k/100k
+  samples): 0 to 0.030 on four ε-DP library mechanisms; power 1.000 on four broken ones.
   With a fixed ``seed`` (the default is 0), the verdict is deterministic. Lower ``alpha``
   for fewer false alarms. Passing means "no violation found", not "private". With
   ``method="exact"`` a discrete mechanism is instead proved ε-DP by exact inference, with
