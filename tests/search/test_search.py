@@ -169,3 +169,22 @@ def test_dpfinder_noisy_max_reaches_its_epsilon():
     lib = pytest.importorskip("privet.mechanisms")
     b = search(lib.get("dpfinder.noisy_max"), iterations=4, seed=0)
     assert b.value >= 0.09
+
+
+def test_witness_histograms_for_reports():
+    from privet import mechanisms
+    from privet.core.events import Singleton
+    from privet.search import witness_histograms
+
+    m = mechanisms.get("dpfinder.noisy_max")
+    x, x2 = [0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
+    h = witness_histograms(m, x, x2, Singleton((0,)), None, seed=3, n=5_000)
+    assert h["kind"] == "discrete" and sum(h["d1"]) == sum(h["d2"]) == 5_000
+    assert sorted(h["labels"]) == ["0", "1", "2", "3"]
+    assert h["in_event"].count(True) == 1
+    i = h["labels"].index("0")
+    assert h["in_event"][i] and h["event_counts"] == [h["d1"][i], h["d2"][i]]
+    # the same seed gives the same picture; continuous outputs give none
+    assert witness_histograms(m, x, x2, Singleton((0,)), None, seed=3, n=5_000) == h
+    s = mechanisms.get("dpfinder.sum")
+    assert witness_histograms(s, x, x2, Singleton((0.0,)), None, seed=3, n=2_000) is None

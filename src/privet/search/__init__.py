@@ -407,7 +407,54 @@ def _best(records: list[dict]) -> dict | None:
     return max(usable, key=key)
 
 
+WITNESS_SAMPLES = 20_000  # per input, for the report's picture of the witness
+WITNESS_BINS = 40
+
+
+def witness_histograms(mech: Mechanism, x, x2, event: Event, args, seed: int | None,
+                       n: int = WITNESS_SAMPLES) -> dict | None:
+    """The output distributions of a witness pair, for reports: frequencies of every
+    distinct output under x and x' with the outputs inside Phi flagged (the
+    ``Counterexample.details["histograms"]`` format of :mod:`privet.detect.histograms`,
+    kind ``discrete``). Drawn from ``n`` fresh samples per input (seeded from the run);
+    None when the outputs take more than ``WITNESS_BINS`` distinct values (continuous
+    outputs: the witness table and the epsilon chart describe them instead)."""
+    # a stream of its own (spawn key 7), apart from the search's iterations and confirmation
+    ss = np.random.SeedSequence(seed, spawn_key=(7,)).spawn(2) if seed is not None \
+        else [None, None]
+    o1 = np.asarray(mech.sample(x, n, args, seed=_int_seed(ss[0])))
+    o2 = np.asarray(mech.sample(x2, n, args, seed=_int_seed(ss[1])))
+    r1, r2 = o1.reshape(n, -1), o2.reshape(n, -1)
+    uniq, inverse = np.unique(np.vstack([r1, r2]), axis=0, return_inverse=True)
+    if len(uniq) > WITNESS_BINS:
+        return None
+    inverse = inverse.ravel()
+    c1 = np.bincount(inverse[:n], minlength=len(uniq))
+    c2 = np.bincount(inverse[n:], minlength=len(uniq))
+    order = np.argsort(-(c1 + c2), kind="stable")
+    inside = np.asarray(event.contains(uniq.reshape((len(uniq),) + o1.shape[1:])), bool)
+
+    def label(row: np.ndarray) -> str:
+        vals = [int(v) if float(v).is_integer() else round(float(v), 4) for v in row]
+        return str(vals[0]) if len(vals) == 1 else "[" + ", ".join(map(str, vals)) + "]"
+
+    return {"kind": "discrete", "statistic": "ω", "source": "fresh samples of the witness",
+            "n": [n, n], "d1": c1[order].tolist(), "d2": c2[order].tolist(),
+            "labels": [label(uniq[i]) for i in order],
+            "in_event": inside[order].tolist(), "event": event.describe(),
+            "event_counts": [int(c1[inside].sum()), int(c2[inside].sum())]}
+
+
+def _int_seed(ss: np.random.SeedSequence | None) -> int | None:
+    return None if ss is None else int(ss.generate_state(1)[0])
+
+
 def _witness(mech, rec: dict, conf: dict, args, confidence, seed) -> Counterexample:
+    try:
+        hist = witness_histograms(mech, rec["x"], rec["x2"], rec["event"], args, seed)
+    except Exception:  # noqa: BLE001 - a picture for the report must never fail the search
+        hist = None
+    extra = {"histograms": hist} if hist is not None else {}
     return Counterexample(
         mechanism=mech.name, d1=tuple(np.asarray(rec["x"], float).tolist()),
         d2=tuple(np.asarray(rec["x2"], float).tolist()),
@@ -417,7 +464,7 @@ def _witness(mech, rec: dict, conf: dict, args, confidence, seed) -> Counterexam
         probabilities=conf.get("probabilities"), epsilon_witnessed=conf["value"],
         confidence=1.0 if conf["exact"] else confidence, exact=conf["exact"], seed=seed,
         details={"search_estimate": rec["estimate"], "unbounded": conf["unbounded"],
-                 "method": conf["method"]},
+                 "method": conf["method"], **extra},
     )
 
 
