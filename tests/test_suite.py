@@ -139,3 +139,16 @@ def test_every_engine_that_applies_runs_on_a_users_file(tmp_path):
     assert not any(r.verdict.startswith("error") for r in res.rows)
     with pytest.raises(Exception, match="claims no ε"):
         suite(only=[f"{path}:no_claim"], quick=True)
+
+
+def test_an_interrupted_exact_run_is_neither_proof_nor_refutation():
+    import dataclasses
+
+    from privet.suite import summarize
+
+    res = suite(only=["faier.truncated_geometric"], engines=["exact"], quick=True)
+    (row,) = res.rows
+    cut = dataclasses.replace(row, result=dataclasses.replace(
+        row.result, details={**row.result.details, "interrupted": True}))
+    assert summarize(row.mechanism, [cut]).verdict == "no violation found"
+    assert summarize(row.mechanism, [row]).verdict.startswith("verified")

@@ -227,9 +227,10 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
     ex = res.get("exact")
     if ex is not None:
         exact_eps, exact_domain = float(ex.epsilon), ex.domain
-        if ex.verified and not _was_interrupted(ex):  # an interrupted run is a lower bound
-            verified.append(f"verified ε ≤ {claimed:.4g} ({_short_domain(ex.domain)})")
-        else:
+        if ex.verified:
+            if not _was_interrupted(ex):  # an interrupted run is only a lower bound
+                verified.append(f"verified ε ≤ {claimed:.4g} ({_short_domain(ex.domain)})")
+        elif claimed is not None:  # a lower bound above the claim refutes it either way
             violations.append((f"violation: exact ε = {ex.epsilon:.4g} > {claimed:.4g}",
                                f"D1={_short(ex.witness[0])}, D2={_short(ex.witness[1])}, "
                                f"output {ex.witness[2]}" if len(ex.witness) == 3 else None))
