@@ -205,12 +205,9 @@ def cmd_suite(args: argparse.Namespace) -> int:
         console().print(suite_table(result))
         if args.per_engine:
             console().print(suite_rows_table(result.rows))
-    if args.html:
-        from .report.html import write_html
+    from .report.html import save_from_cli
 
-        mode = "quick" if args.quick else "full"
-        path = write_html(args.html, [result], title=f"privet suite ({mode})")
-        print(f"report saved to {path}", file=sys.stderr if args.json else sys.stdout)
+    save_from_cli(args, result, title=f"privet suite ({'quick' if args.quick else 'full'})")
     # the library holds deliberately broken mechanisms: finding their violations is success
     return 130 if result.interrupted else 0
 

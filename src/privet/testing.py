@@ -39,6 +39,7 @@ import numpy as np
 
 from .core.mechanism import Mechanism, as_mechanism
 from .core.results import Counterexample
+from .stats.counts import two_sample_counts
 
 
 def _describe(cx: Counterexample | None) -> str:
@@ -152,12 +153,8 @@ def assert_same_distribution(first: Any, second: Any, x: Any, n: int = 20_000, *
 
     a = as_mechanism(first).sample(x, n, seed=seed)
     b = as_mechanism(second).sample(x, n, seed=seed + 1)
-    rows_a = np.asarray(a).reshape(len(a), -1)
-    rows_b = np.asarray(b).reshape(len(b), -1)
-    values, inverse = np.unique(np.vstack([rows_a, rows_b]), axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    table = np.vstack([np.bincount(inverse[: len(a)], minlength=len(values)),
-                       np.bincount(inverse[len(a):], minlength=len(values))])
+    values, count_a, count_b = two_sample_counts(a, b)
+    table = np.vstack([count_a, count_b])
     if len(values) == 1:
         return 1.0
     _, p, _, _ = chi2_contingency(table)

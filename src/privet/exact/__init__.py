@@ -116,6 +116,20 @@ def _norm(x: Any) -> tuple:
     return sets.norm_input(x)
 
 
+def _pair_grid(t: Target, pairs: Sequence, input_cap: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The inputs of given (x, x') pairs (each pair checked against the neighbor relation)
+    and the row indices I, J of x and x' in that grid."""
+    uniq = list(dict.fromkeys(_norm(x) for pr in pairs for x in pr[:2]))
+    xs = input_grid(t, uniq, input_cap)
+    pos = {x: i for i, x in enumerate(uniq)}
+    for a, b, *_ in pairs:
+        t.neighbors.check(a, b)
+    I = np.asarray([pos[_norm(pr[0])] for pr in pairs], dtype=np.int64)
+    J = np.asarray([pos[_norm(pr[1])] for pr in pairs], dtype=np.int64)
+    return xs, I, J
+
+
 def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
           outputs: Sequence[Any] | None = None, backend: str = "auto",
           fractions: bool = False, args: Mapping[str, Any] | None = None,
@@ -151,15 +165,9 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         details["set"] = restricted
     else:
         if pairs is not None:
-            uniq = list(dict.fromkeys(_norm(x) for pr in pairs for x in pr[:2]))
             if inputs is not None:
                 sets.check_covers([(a, b, None) for a, b in pairs], inputs)
-            xs = input_grid(t, uniq, input_cap)
-            pos = {x: i for i, x in enumerate(uniq)}
-            for a, b in pairs:
-                t.neighbors.check(a, b)
-            I = np.asarray([pos[_norm(a)] for a, _ in pairs], dtype=np.int64)
-            J = np.asarray([pos[_norm(b)] for _, b in pairs], dtype=np.int64)
+            xs, I, J = _pair_grid(t, pairs, input_cap)
             restricted = f"{len(pairs)} given input pairs x every output"
         else:
             xs = input_grid(t, inputs, input_cap)
@@ -334,14 +342,7 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     check_epsilon(epsilon)
     t = make_target(target, backend, fractions, args, cap, length)
     if pairs is not None:
-        pairs = list(pairs)
-        uniq = list(dict.fromkeys(_norm(x) for pr in pairs for x in pr[:2]))
-        xs = input_grid(t, uniq, input_cap)
-        pos = {x: i for i, x in enumerate(uniq)}
-        for a, b in pairs:
-            t.neighbors.check(a, b)
-        I = np.asarray([pos[_norm(a)] for a, _ in pairs], dtype=np.int64)
-        J = np.asarray([pos[_norm(b)] for _, b in pairs], dtype=np.int64)
+        xs, I, J = _pair_grid(t, list(pairs), input_cap)
     else:
         xs = input_grid(t, inputs, input_cap)
         I, J = neighbor_pairs(t.neighbors, xs)

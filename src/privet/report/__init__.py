@@ -67,50 +67,42 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> 
     return t
 
 
-def emit(result: Any, as_json: bool, render) -> None:
-    """Print ``result`` as JSON or through ``render(result)`` (a rich renderable)."""
-    if as_json:
+def emit(args: Any, result: Any, render) -> None:
+    """What every engine subcommand prints: ``result`` as JSON under ``--json``, else
+    ``render(result)`` (a rich renderable); then the ``--html`` report when asked."""
+    if getattr(args, "json", False):
         print(to_json(result))
     else:
         console().print(render(result))
+    from .html import save_from_cli
+
+    save_from_cli(args, result)
+
+
+# result type -> (module of privet.report, its terminal renderer)
+_RENDERERS = {
+    "DetectResult": ("detect", "render"), "PValueCurve": ("detect", "curve_table"),
+    "Counterexample": ("detect", "counterexample_table"), "Bound": ("search", "render"),
+    "ExactBound": ("exact", "render_bound"), "AccuracyBound": ("exact", "render_accuracy"),
+    "PufferfishVerdict": ("pufferfish", "render"), "SynthResult": ("synth", "render"),
+    "SuiteResult": ("library", "suite_table"),
+}
 
 
 def render_any(result: Any) -> Any:
     """The terminal rendering of any saved privet result (``privet report FILE.json``)."""
-    from ..core import results as r
+    import importlib
 
     if isinstance(result, (list, tuple)):
         from rich.console import Group
 
         return Group(*[render_any(x) for x in result])
-    if isinstance(result, r.DetectResult):
-        from .detect import render
-        return render(result)
-    if isinstance(result, r.PValueCurve):
-        from .detect import curve_table
-        return curve_table(result)
-    if isinstance(result, r.Counterexample):
-        from .detect import counterexample_table
-        return counterexample_table(result)
-    if isinstance(result, r.Bound):
-        from .search import render
-        return render(result)
-    if isinstance(result, r.ExactBound):
-        from .exact import render_bound
-        return render_bound(result)
-    if isinstance(result, r.AccuracyBound):
-        from .exact import render_accuracy
-        return render_accuracy(result)
-    if isinstance(result, r.PufferfishVerdict):
-        from .pufferfish import render
-        return render(result)
-    if isinstance(result, r.SynthResult):
-        from .synth import render
-        return render(result)
-    if isinstance(result, r.SuiteResult):
-        from .library import suite_table
-        return suite_table(result)
-    if isinstance(result, r.SuiteRow):
+    name = type(result).__name__
+    if name == "SuiteRow":
         from .library import suite_rows_table
+
         return suite_rows_table([result])
-    return repr(result)
+    if name not in _RENDERERS:
+        return repr(result)
+    module, function = _RENDERERS[name]
+    return getattr(importlib.import_module(f"{__name__}.{module}"), function)(result)

@@ -15,9 +15,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..core.results import Counterexample, DetectResult, PValueCurve, to_json
+from ..core.results import Counterexample, DetectResult, PValueCurve
 from . import console as shared_console
-from .html import add_html_option, save_from_cli
+from . import emit
+from .html import add_html_option
 
 
 def _vec(x: Sequence) -> str:
@@ -201,14 +202,9 @@ def run_cli(args: argparse.Namespace) -> int:
                     progress=not as_json, executor=getattr(args, "executor", None))
     if getattr(args, "plot", None) and result.curve is not None:
         plot_curve(result.curve, args.plot)
-    if as_json:
-        print(to_json(result))
-    else:
-        console = shared_console()
-        console.print(render(result))
-        if getattr(args, "plot", None):
-            console.print(f"plot saved to {args.plot}")
-    save_from_cli(args, result)
+    emit(args, result, render)
+    if getattr(args, "plot", None) and not as_json:
+        shared_console().print(f"plot saved to {args.plot}")
     return 1 if result.violation else 0
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from rich.table import Table
 
-from ..core.results import AccuracyBound, ExactBound, to_json
-from . import console as shared_console
-from .html import add_html_option, save_from_cli
+from ..core.results import AccuracyBound, ExactBound
+from . import emit
+from .html import add_html_option
 
 
 def _num(v: Any, digits: int = 10) -> str:
@@ -148,30 +148,17 @@ def run_cli(args: argparse.Namespace) -> int:
     progress = not getattr(args, "no_progress", False) and not getattr(args, "json", False)
     common = dict(backend=args.backend, fractions=args.fractions, length=args.length,
                   progress=progress)
-    console = shared_console()
     if args.accuracy is not None:
         res = accuracy(target, args.accuracy, top_k=args.top_k,
                        inputs="rr" if args.set == "rr" else None, **common)
-        if getattr(args, "json", False):
-            print(to_json(res))
-        else:
-            console.print(render_accuracy(res))
-        save_from_cli(args, res)
+        emit(args, res, render_accuracy)
         return 0
     if args.delta_for is not None:
         res = delta_for(target, args.delta_for, **common)
-        if getattr(args, "json", False):
-            print(to_json(res))
-        else:
-            console.print(render_bound(res))
-        save_from_cli(args, res)
+        emit(args, res, render_bound)
         return 0
     res = exact(target, pairs="rr" if args.set == "rr" else None, **common)
-    if getattr(args, "json", False):
-        print(to_json(res))
-    else:
-        console.print(render_bound(res))
-    save_from_cli(args, res)
+    emit(args, res, render_bound)
     violated = res.claimed_epsilon is not None and res.epsilon > res.claimed_epsilon + 1e-12
     return 1 if violated else 0
 

@@ -6,9 +6,9 @@ import argparse
 from fractions import Fraction
 from typing import Any
 
-from ..core.results import Bound, PufferfishVerdict, to_json
-from . import console as shared_console
-from .html import add_html_option, save_from_cli
+from ..core.results import Bound, PufferfishVerdict
+from . import emit
+from .html import add_html_option
 
 
 def _fmt(v: Any) -> str:
@@ -114,7 +114,6 @@ def run_cli(args: argparse.Namespace) -> int:
     from .. import pufferfish as _pf  # noqa: F401  (registers the callable module)
     from ..pufferfish import as_scenario, pufferfish
 
-    console = shared_console()
     spec = getattr(args, "spec", None) or getattr(args, "target", None)
     target: Any = _resolve(spec)
     inputs = None
@@ -126,18 +125,10 @@ def run_cli(args: argparse.Namespace) -> int:
         b = lower_bound(target if not isinstance(target, str) else as_scenario(target),
                         args.precision, k=args.k_max, inputs=inputs,
                         method="smt" if args.method == "smt" else "exact")
-        if getattr(args, "json", False):
-            print(to_json(b))
-        else:
-            console.print(render_bound(b))
-        save_from_cli(args, b)
+        emit(args, b, render_bound)
         return 0
     v = pufferfish(target, args.epsilon, inputs=inputs, k_max=args.k_max, timeout=args.timeout,
                    method=args.method, progress=not getattr(args, "json", False),
                    symmetry="none" if getattr(args, "no_symmetry", False) else "auto")
-    if getattr(args, "json", False):
-        print(to_json(v))
-    else:
-        console.print(render(v))
-    save_from_cli(args, v)
+    emit(args, v, render)
     return {"verified": 0, "violated": 1}.get(v.status, 3)

@@ -10,9 +10,9 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
-from ..core.results import Bound, to_json
-from . import console, fmt_num, fmt_vec, table
-from .html import add_html_option, save_from_cli
+from ..core.results import Bound
+from . import emit, fmt_num, fmt_vec, table
+from .html import add_html_option
 
 __all__ = ["add_cli", "render", "run_cli", "summary_table", "trace_table"]
 
@@ -116,9 +116,5 @@ def run_cli(args: argparse.Namespace) -> int:
                     seed=getattr(args, "seed", None), progress=not as_json,
                     baseline=bool(getattr(args, "baseline", False)),
                     executor=getattr(args, "executor", None))
-    if as_json:
-        print(to_json(result))
-    else:
-        console().print(render(result))
-    save_from_cli(args, result)
+    emit(args, result, render)
     return 1 if result.violates else 0

@@ -15,9 +15,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..core.results import SynthResult, to_json
-from . import console as shared_console
-from .html import add_html_option, save_from_cli
+from ..core.results import SynthResult
+from . import emit
+from .html import add_html_option
 
 
 def _t(seconds: float | None) -> str:
@@ -156,9 +156,5 @@ def run_cli(args: argparse.Namespace) -> int:
                    seed=0 if seed is None else seed, baseline=args.baseline,
                    progress=not getattr(args, "no_progress", False) and not args.json,
                    executor=getattr(args, "executor", None))
-    if getattr(args, "json", False):
-        print(to_json(result))
-    else:
-        shared_console().print(render(result))
-    save_from_cli(args, result)
+    emit(args, result, render)
     return 0 if result.status == "found" else 1

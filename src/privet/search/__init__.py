@@ -41,6 +41,7 @@ from ..core.mechanism import Mechanism, as_mechanism
 from ..core.noise import Sampler
 from ..core.results import Bound, Counterexample
 from ..execution import Borrowed, InProcess, collect, get_executor, map_reduce
+from ..stats.counts import two_sample_counts
 from ..stats.intervals import (
     METHODS,
     Moments,
@@ -233,10 +234,8 @@ def _contrast_event(mech, x, x2, rng, args, probe: int = 2000) -> Event | None:
     r2 = o2.reshape(probe, -1)
     if not (is_discrete(mech, r1) and is_discrete(mech, r2)):
         return None
-    uniq, inv = np.unique(np.vstack([r1, r2]), axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    c1 = np.bincount(inv[:probe], minlength=len(uniq)) + 0.5
-    c2 = np.bincount(inv[probe:], minlength=len(uniq)) + 0.5
+    uniq, c1, c2 = two_sample_counts(r1, r2)
+    c1, c2 = c1 + 0.5, c2 + 0.5
     score = np.abs(np.log(c1 / c2)) + rng.uniform(0, 1e-9, len(uniq))  # random tie-break
     y = uniq[int(np.argmax(score))]
     return Singleton(tuple(float(v) for v in y))
@@ -424,13 +423,9 @@ def witness_histograms(mech: Mechanism, x, x2, event: Event, args, seed: int | N
         else [None, None]
     o1 = np.asarray(mech.sample(x, n, args, seed=_int_seed(ss[0])))
     o2 = np.asarray(mech.sample(x2, n, args, seed=_int_seed(ss[1])))
-    r1, r2 = o1.reshape(n, -1), o2.reshape(n, -1)
-    uniq, inverse = np.unique(np.vstack([r1, r2]), axis=0, return_inverse=True)
+    uniq, c1, c2 = two_sample_counts(o1, o2)
     if len(uniq) > WITNESS_BINS:
         return None
-    inverse = inverse.ravel()
-    c1 = np.bincount(inverse[:n], minlength=len(uniq))
-    c2 = np.bincount(inverse[n:], minlength=len(uniq))
     order = np.argsort(-(c1 + c2), kind="stable")
     inside = np.asarray(event.contains(uniq.reshape((len(uniq),) + o1.shape[1:])), bool)
 

@@ -1,0 +1,16 @@
+"""Frequencies of the distinct output rows of two samples (pure NumPy, no loops)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def two_sample_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(values, counts_a, counts_b)``: every distinct row of ``a`` or ``b`` (one sample per
+    leading index, any trailing shape) with how often each sample shows it."""
+    ra = np.asarray(a).reshape(len(a), -1)
+    rb = np.asarray(b).reshape(len(b), -1)
+    values, inverse = np.unique(np.vstack([ra, rb]), axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    return (values, np.bincount(inverse[:len(ra)], minlength=len(values)),
+            np.bincount(inverse[len(ra):], minlength=len(values)))
