@@ -4,7 +4,6 @@ the per-iteration trace as rich tables; ``--json`` prints ``core.results.to_json
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from rich.console import Group
@@ -17,23 +16,12 @@ from .html import add_html_option
 __all__ = ["add_cli", "render", "run_cli", "summary_table", "trace_table"]
 
 
-def _eps(v: Any) -> str:
-    if v is None:
-        return "–"
-    f = float(v)
-    if math.isinf(f):
-        return "∞" if f > 0 else "-∞"
-    if math.isnan(f):
-        return "nan"
-    return f"{f:.4g}"
-
-
 def summary_table(b: Bound) -> Table:
     """The bound, the verdict and the witness (x, x', Phi, counts or probabilities)."""
     rows: list[list[str]] = [
         ["mechanism", b.mechanism],
-        ["claimed ε", _eps(b.claimed_epsilon)],
-        ["certified bound", f"ε ≥ {_eps(b.value)}" + (" (exact)" if b.exact else
+        ["claimed ε", fmt_num(b.claimed_epsilon)],
+        ["certified bound", f"ε ≥ {fmt_num(b.value)}" + (" (exact)" if b.exact else
                                                       f" with confidence {b.confidence:g}")],
         ["verdict", str(b.details.get("verdict", ""))],
         ["search", f"{b.details.get('optimizer', b.method)}, "
@@ -42,7 +30,7 @@ def summary_table(b: Bound) -> Table:
     w = b.witness
     if w is not None:
         rows += [["x", fmt_vec(w.d1)], ["x′", fmt_vec(w.d2)], ["Φ", w.event],
-                 ["search estimate ε̂", _eps(b.details.get("search_estimate"))],
+                 ["search estimate ε̂", fmt_num(b.details.get("search_estimate"))],
                  ["confirmation", str(w.details.get("method", ""))]]
         if w.probabilities is not None:
             rows.append(["P[M(x)∈Φ], P[M(x′)∈Φ]",
@@ -52,7 +40,7 @@ def summary_table(b: Bound) -> Table:
                          f"{w.counts[0]:,} / {w.counts[1]:,} of {w.n[0]:,} each"])
     base = b.details.get("baseline")
     if isinstance(base, Bound):
-        rows.append(["random-search baseline", f"ε ≥ {_eps(base.value)} (same iterations)"])
+        rows.append(["random-search baseline", f"ε ≥ {fmt_num(base.value)} (same iterations)"])
     if b.seconds is not None:
         rows.append(["time", f"{b.seconds:.1f} s"])
     t = table(f"privet search: {b.mechanism}", ["", ""], rows)
@@ -64,8 +52,8 @@ def trace_table(b: Bound) -> Table:
     """One row per DP-Finder iteration: start estimate, surrogate, estimate after search."""
     rows = []
     for i, r in enumerate(b.details.get("trace", []), 1):
-        rows.append([str(i), str(r.get("status", "")), _eps(r.get("start_estimate")),
-                     _eps(r.get("surrogate")), _eps(r.get("estimate")),
+        rows.append([str(i), str(r.get("status", "")), fmt_num(r.get("start_estimate")),
+                     fmt_num(r.get("surrogate")), fmt_num(r.get("estimate")),
                      f"{r.get('n', 0):,}", str(r.get("evaluations", "")),
                      f"{r.get('seconds', 0):.2f}", str(r.get("event", ""))])
     return table("iterations", ["#", "status", "ε̂ start", "ε̂ᵈ", "ε̂ after", "n", "evals",
