@@ -38,7 +38,13 @@ from typing import Any
 import numpy as np
 
 from .._engine import make_callable
-from ..core.errors import InputError, ParameterError, PrivetError, check_epsilon
+from ..core.errors import (
+    GridTooLargeError,
+    InputError,
+    ParameterError,
+    PrivetError,
+    check_epsilon,
+)
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import AccuracyBound, ExactBound
 from . import programs, sets
@@ -48,6 +54,8 @@ from .algorithms import (
     exact_acc,
     exact_dp_dense,
     exact_dp_triples,
+    grid_axes,
+    grid_count,
     hockey_stick_dense,
     inference_dense,
     input_grid,
@@ -55,6 +63,59 @@ from .algorithms import (
     neighbor_pairs,
 )
 from .bdd import Compiled, Program, compile_program, program
+
+# Bytes per (input, output) probability during exhaustive inference, measured on randomized
+# response (n = 10, 11, 12: 2^n inputs x 2^n outputs): about 230 B per entry with floats and
+# 330-400 B with Fractions (per-input dicts, then the dense table); the BDD backend keeps only
+# the dense float and integer tables.
+MEMORY_PER_ENTRY = {"float": 256, "fraction": 400, "bdd": 24}
+
+
+def check_memory(t: Target, n_inputs: float, probe: tuple | None = None,
+                 limit: int | None = None) -> float:
+    """Estimated bytes of inference over ``n_inputs`` inputs, refused in one sentence above
+    ``limit`` (default :func:`privet.execution.memory_limit`, half the physical memory).
+
+    The outputs per input are measured on one input (``probe``, whose distribution is kept
+    for the run), read off the compiled BDD, or taken as 1 without a probe (a lower bound,
+    checked before the input grid is built); the bytes per entry are
+    :data:`MEMORY_PER_ENTRY`."""
+    from ..execution import format_bytes, memory_limit
+
+    limit = memory_limit() if limit is None else int(limit)
+    if t.backend == "bdd" and t.compiled is not None:
+        k, per = t.compiled.output_count, MEMORY_PER_ENTRY["bdd"]
+    else:
+        k = 1 if probe is None else max(1, len(t.distribution(probe)))
+        per = MEMORY_PER_ENTRY["fraction" if t.exact else "float"]
+    need = float(n_inputs) * float(k) * per
+    if need > limit:
+        many = f"{int(n_inputs):,}" if n_inputs < 1e18 else "more than 10^18"
+        each = "at least one output" if probe is None else f"about {int(k):,} outputs"
+        raise GridTooLargeError(
+            f"exact inference of {t.name!r} over {many} inputs x {each} each needs about {format_bytes(need)} of memory, above the limit of "
+            f"{format_bytes(limit)}; check fewer inputs (inputs=/--inputs, pairs='rr'/--set rr, "
+            "a shorter length) or raise the limit (max_memory=/--max-memory)."
+        )
+    return need
+
+
+def _inputs(t: Target, inputs: Iterable | None, input_cap: int,
+            max_memory: int | None) -> np.ndarray:
+    """:func:`input_grid`, after checking that the whole domain fits in memory at all."""
+    if inputs is None:
+        values, n = grid_axes(t)
+        if grid_count(values, n) <= input_cap:
+            check_memory(t, grid_count(values, n), None, max_memory)
+    return input_grid(t, inputs, input_cap)
+
+
+def _target(obj: Any, backend: str, fractions: bool, args: Mapping[str, Any] | None,
+            cap: int, length: Any) -> Target:
+    if length is not None and (isinstance(length, bool) or not isinstance(length, int)
+                               or length < 1):
+        raise ParameterError(f"length must be a positive whole number, got {length!r}.")
+    return make_target(obj, backend, fractions, args, cap, length)
 
 
 def _as_float(v: Any) -> float:
@@ -104,12 +165,22 @@ BUILTIN_SETS = {
 }
 
 
-def _builtin_set(name: str, t: Target, kind: str) -> tuple[list, str]:
+def _builtin_set(name: str, t: Target, kind: str, max_memory: int | None = None
+                 ) -> tuple[list, str]:
     """A built-in restricted set by name (Sec. V) for the target's input length."""
+    from ..execution import format_bytes, memory_limit
+
     if (name, kind) not in BUILTIN_SETS:
         raise ParameterError(f"unknown built-in set {name!r}; the built-in one is 'rr'.")
     build, label = BUILTIN_SETS[(name, kind)]
-    return build(_target_n(t)), label
+    n = _target_n(t)
+    need = 40.0 * n * n  # 2n triples of two n-lists (privacy) or n + 1 n-lists (accuracy)
+    limit = memory_limit() if max_memory is None else int(max_memory)
+    if need > limit:
+        raise GridTooLargeError(
+            f"the randomized-response set at length {n:,} needs about {format_bytes(need)} "
+            f"of memory, above the limit of {format_bytes(limit)}; give a shorter length.")
+    return build(n), label
 
 
 def _norm(x: Any) -> tuple:
@@ -134,20 +205,23 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
           outputs: Sequence[Any] | None = None, backend: str = "auto",
           fractions: bool = False, args: Mapping[str, Any] | None = None,
           cap: int = DEFAULT_ENUMERATION_CAP, input_cap: int = DEFAULT_INPUT_CAP,
-          length: int | None = None, progress: bool = False) -> ExactBound:
+          length: int | None = None, progress: bool = False,
+          max_memory: int | None = None) -> ExactBound:
     """The tight e^epsilon of ``target``: max over (x, x', y) of Pr[A(x)=y] / Pr[A(x')=y].
 
     ExactDP (Algorithm 2) over the privacy set chosen by ``pairs`` (see module doc);
     ``outputs`` restricts the outputs of an exhaustive/pair run. With ``fractions=True``
     e^epsilon is an exact Fraction and ``details['closed_form']`` reads ``ln(p/q)``.
+    Before inference starts, the memory it needs is estimated (:func:`check_memory`) and a
+    run above ``max_memory`` bytes (default half the machine's memory) is refused.
     """
     start = time.perf_counter()
-    t = make_target(target, backend, fractions, args, cap, length)
+    t = _target(target, backend, fractions, args, cap, length)
     restricted = None
     details: dict[str, Any] = {}
     xs = None
     if isinstance(pairs, str):
-        pairs, restricted = _builtin_set(pairs, t, "privacy")
+        pairs, restricted = _builtin_set(pairs, t, "privacy", max_memory)
     if pairs is not None:
         pairs = list(pairs)
         if not pairs:
@@ -155,8 +229,11 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
     if pairs is not None and len(pairs[0]) == 3:
         if inputs is not None:
             sets.check_covers(pairs, inputs)
-        for x in dict.fromkeys(_norm(v) for tr in pairs for v in tr[:2]):
+        distinct = list(dict.fromkeys(_norm(v) for tr in pairs for v in tr[:2]))
+        for x in distinct:
             _check_in_domain(t, x)
+        if t.backend != "bdd":  # per-input distributions (the BDD answers point queries)
+            check_memory(t, len(distinct), distinct[0], max_memory)
         inf_start = time.perf_counter()
         res = exact_dp_triples(t, pairs)
         details["inference_seconds"] = time.perf_counter() - inf_start
@@ -170,8 +247,9 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
             xs, I, J = _pair_grid(t, pairs, input_cap)
             restricted = f"{len(pairs)} given input pairs x every output"
         else:
-            xs = input_grid(t, inputs, input_cap)
+            xs = _inputs(t, inputs, input_cap, max_memory)
             I, J = neighbor_pairs(t.neighbors, xs)
+        check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
         inf_start = time.perf_counter()
         table = inference_dense(t, xs, progress)
         details["inference_seconds"] = time.perf_counter() - inf_start
@@ -294,7 +372,8 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
              truth: Callable | None = None, top_k: int = 5, backend: str = "auto",
              fractions: bool = False, args: Mapping[str, Any] | None = None,
              cap: int = DEFAULT_ENUMERATION_CAP, input_cap: int = DEFAULT_INPUT_CAP,
-             length: int | None = None, progress: bool = False) -> AccuracyBound:
+             length: int | None = None, progress: bool = False,
+             max_memory: int | None = None) -> AccuracyBound:
     """Tight (alpha, beta)-accuracy (Def. 2) by ExactAcc (Algorithm 3).
 
     1 - beta = min over the accuracy set of Pr(|A(x) - V_x| <= alpha) (distance: max over
@@ -306,11 +385,13 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     start = time.perf_counter()
     if not alpha >= 0:
         raise ParameterError(f"alpha must be a number >= 0, got {alpha!r}.")
-    t = make_target(target, backend, fractions, args, cap, length)
+    t = _target(target, backend, fractions, args, cap, length)
     label = None
     if isinstance(inputs, str):
-        inputs, label = _builtin_set(inputs, t, "accuracy")
-    xs = input_grid(t, inputs, input_cap)
+        inputs, label = _builtin_set(inputs, t, "accuracy", max_memory)
+    xs = _inputs(t, inputs, input_cap, max_memory)
+    if t.backend != "bdd":  # per-input distributions (the BDD answers point queries)
+        check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
     if truth is None:
         truth = getattr(t.obj, "truth", None) or (lambda x: int(np.sum(x)))
     res = exact_acc(t, float(alpha), xs, truth)
@@ -332,7 +413,7 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
               pairs: Sequence | None = None, backend: str = "auto", fractions: bool = False,
               args: Mapping[str, Any] | None = None, cap: int = DEFAULT_ENUMERATION_CAP,
               input_cap: int = DEFAULT_INPUT_CAP, length: int | None = None,
-              progress: bool = False) -> ExactBound:
+              progress: bool = False, max_memory: int | None = None) -> ExactBound:
     """Smallest delta for which ``target`` is (epsilon, delta)-DP on the checked domain.
 
     delta = max over neighbor pairs of the hockey-stick divergence
@@ -340,14 +421,15 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     """
     start = time.perf_counter()
     check_epsilon(epsilon)
-    t = make_target(target, backend, fractions, args, cap, length)
+    t = _target(target, backend, fractions, args, cap, length)
     if pairs is not None:
         xs, I, J = _pair_grid(t, list(pairs), input_cap)
     else:
-        xs = input_grid(t, inputs, input_cap)
+        xs = _inputs(t, inputs, input_cap, max_memory)
         I, J = neighbor_pairs(t.neighbors, xs)
     if len(I) == 0:
         raise PrivetError("no two checked inputs are neighbors.")
+    check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
     table = inference_dense(t, xs, progress)
     d, i, j = hockey_stick_dense(table, I, J, float(epsilon))
     details: dict[str, Any] = {"pairs": len(I), "inputs": len(xs)}

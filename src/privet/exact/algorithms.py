@@ -185,9 +185,38 @@ def input_grid(target: Target, inputs: Iterable | None = None,
         for r in rows:
             _check_input(target, r)
         return np.asarray(rows)
+    values, length = grid_axes(target)
+    total = grid_count(values, length)
+    if total > input_cap:
+        raise GridTooLargeError(
+            f"the input domain of {target.obj.name!r} has {_count_text(len(values), length)} "
+            f"inputs, above the cap of {input_cap:,}; restrict it with inputs=/pairs= (e.g. "
+            "the symmetry sets of privet.exact.sets) or raise input_cap."
+        )
+    # every vector over ``values``, last coordinate fastest (itertools.product's order)
+    idx = np.indices((len(values),) * length, dtype=np.int64).reshape(length, -1).T
+    return (idx + values.start).reshape(int(total), length)
+
+
+def grid_count(values: Sequence, length: int) -> int | float:
+    """``len(values) ** length``, or inf when that exceeds 2^63 (never a huge integer)."""
+    if length * math.log2(max(len(values), 1)) > 63:
+        return math.inf
+    return len(values) ** length
+
+
+def _count_text(v: int, length: int) -> str:
+    total = grid_count(range(v), length)
+    if total != math.inf:
+        return f"{total:,}"
+    return f"{v}^{length} (about 10^{length * math.log10(v):.0f})"
+
+
+def grid_axes(target: Target) -> tuple[range, int]:
+    """The values of one input coordinate and the input length of the whole domain grid."""
     obj = target.obj
     if isinstance(obj, Program):
-        length, values = obj.length, list(range(obj.low, obj.high + 1))
+        length, values = obj.length, range(obj.low, obj.high + 1)
     else:
         dom = obj.domain
         length = target.length if target.length is not None else dom.length
@@ -202,16 +231,10 @@ def input_grid(target: Target, inputs: Iterable | None = None,
                 "enumerated; give length=n (when only the length is open), inputs=[...], or "
                 "an integer Domain(length=n, low=.., high=..)."
             )
-        values = list(range(int(dom.low), int(dom.high) + 1))
-    total = len(values) ** length
-    if total > input_cap:
-        raise GridTooLargeError(
-            f"the input domain of {obj.name!r} has {total:,} inputs, above the cap of "
-            f"{input_cap:,}; restrict it with inputs=/pairs= (e.g. the symmetry sets of "
-            "privet.exact.sets) or raise input_cap."
-        )
-    grid = np.array(list(itertools.product(values, repeat=length)), dtype=np.int64)
-    return grid.reshape(total, length)
+        values = range(int(dom.low), int(dom.high) + 1)
+    if not isinstance(length, int) or length < 1:
+        raise InputError(f"the input length must be a positive whole number, got {length!r}.")
+    return values, length
 
 
 def _check_input(target: Target, x: tuple) -> None:

@@ -96,18 +96,35 @@ class InProcess:
         pass
 
 
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it stops the workers)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class ProcessPool:
-    """Run chunks in worker processes (per-sample black boxes); results come back in order."""
+    """Run chunks in worker processes (per-sample black boxes); results come back in order.
+
+    Workers ignore Ctrl-C; :meth:`close` stops them at once, so an interrupted run does not
+    wait for the chunks still running."""
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or os.cpu_count() or 1
-        self.pool = cf.ProcessPoolExecutor(max_workers=self.workers)
+        self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_sigint)
 
     def map(self, fn: Callable, jobs: list[tuple]):
         return _in_order([self.pool.submit(fn, *job) for job in jobs])
 
     def close(self):
         self.pool.shutdown(wait=False, cancel_futures=True)
+        terminate = getattr(self.pool, "terminate_workers", None)  # Python >= 3.14
+        if terminate is not None:
+            terminate()
+            return
+        for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
+            if proc.is_alive():
+                proc.terminate()
 
 
 # -- Dask ------------------------------------------------------------------------------------
@@ -214,16 +231,18 @@ def scheduler_address(spec: str) -> tuple[str, int]:
 
     from ..core.errors import PrivetError
 
-    parts = urlsplit(spec)
     try:
-        host, port = parts.hostname, parts.port or DASK_PORT
-    except ValueError:
-        host, port = None, None
-    if parts.scheme not in ("dask", "tcp") or not host or port is None:
+        parts = urlsplit(spec)
+        host, port = parts.hostname, parts.port
+    except ValueError:  # "dask://[::1" (unclosed IPv6), a port beyond 65535 or not a number
+        parts, host, port = None, None, None
+    if parts is None or parts.scheme not in ("dask", "tcp") or not host or port == 0 or \
+            parts.path not in ("", "/"):
         raise PrivetError(
-            f"cannot read {spec!r} as a Dask scheduler address; use dask://HOST:PORT."
+            f"cannot read {spec!r} as a Dask scheduler address; use dask://HOST:PORT "
+            f"(port 1 to 65535, default {DASK_PORT})."
         )
-    return host, int(port)
+    return host, int(DASK_PORT if port is None else port)
 
 
 def _unreachable(where: str, why: str) -> Exception:
@@ -260,10 +279,46 @@ def connect(spec: str, timeout: float = DASK_TIMEOUT) -> Any:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as err:
         raise _unreachable(where, _reason(err, timeout)) from None
+    try:  # then the Dask handshake: a port that accepts TCP but is not a scheduler hangs
+        # Client() forever (its timeout does not cover the handshake)
+        kind = _run_async(_identity(f"tcp://{where}", timeout)).get("type")
+    except Exception as err:  # noqa: BLE001 - any failure to connect is the same sentence
+        raise _unreachable(where, _reason(err, timeout)) from None
+    if kind != "Scheduler":
+        raise _unreachable(where, f"it answers as a Dask {kind}, not a scheduler" if kind else
+                           "it does not answer like a Dask scheduler")
     try:
         return Client(f"tcp://{where}", timeout=timeout, set_as_default=False)
     except Exception as err:  # noqa: BLE001 - any failure to connect is the same sentence
         raise _unreachable(where, _reason(err, timeout)) from None
+
+
+async def _identity(address: str, timeout: float) -> dict:
+    """The ``identity`` reply of the Dask server at ``address``, each step under
+    ``timeout`` seconds."""
+    import asyncio
+
+    from distributed.comm import connect as dask_connect
+
+    comm = await asyncio.wait_for(dask_connect(address, timeout=timeout), timeout)
+    try:
+        await asyncio.wait_for(comm.write({"op": "identity", "reply": True}), timeout)
+        reply = await asyncio.wait_for(comm.read(), timeout)
+    finally:
+        comm.abort()
+    return reply if isinstance(reply, dict) else {}
+
+
+def _run_async(coro: Any) -> Any:
+    """Run a coroutine to completion, also from inside a running event loop (a notebook)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with cf.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 class DaskExecutor:
@@ -506,13 +561,61 @@ def _keep(out: np.ndarray) -> list:
     return [out]
 
 
+def collect_reduced(mech: Mechanism, x: Any, n: int, args: Mapping | None = None,
+                    seed: int | None = None, chunk: int = DEFAULT_CHUNK, executor: Any = None
+                    ) -> Reduced:
+    """Like :func:`collect`, keeping whether Ctrl-C cut the run short: ``Reduced(outputs,
+    len(outputs), interrupted)`` (no output at all is an empty array)."""
+    red = map_reduce(mech, x, n, _keep, args=args, seed=seed, chunk=chunk, executor=executor,
+                     combine=lambda a, b: a + b)
+    parts = red.value or []
+    outputs = np.concatenate(parts, axis=0) if parts else np.empty((0,))
+    return Reduced(outputs, red.n, red.interrupted)
+
+
 def collect(mech: Mechanism, x: Any, n: int, args: Mapping | None = None,
             seed: int | None = None, chunk: int = DEFAULT_CHUNK, executor: Any = None
             ) -> np.ndarray:
     """All ``n`` outputs as one array (for inspection and small runs)."""
-    red = map_reduce(mech, x, n, _keep, args=args, seed=seed, chunk=chunk, executor=executor,
-                     combine=lambda a, b: a + b)
-    parts = red.value or []
-    if not parts:
-        return np.empty((0,))
-    return np.concatenate(parts, axis=0)
+    return collect_reduced(mech, x, n, args, seed, chunk, executor).value
+
+
+def memory_limit() -> int:
+    """The default memory budget of a run: half of this machine's physical memory."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 4 * 2**30
+
+
+def format_bytes(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1024 or unit == "PB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} PB"  # pragma: no cover
+
+
+# keeping outputs costs about 3x their size at the peak: the chunks, their concatenation,
+# and the sorted copy that counts distinct outputs
+KEEP_OVERHEAD = 3
+
+
+def estimate_sample_memory(mech: Mechanism, x: Any, n: int, args: Mapping | None = None,
+                           limit: int | None = None, flag: str = "max_memory") -> int:
+    """Bytes needed to keep ``n`` outputs of ``mech`` on ``x`` (from 16 pilot outputs drawn
+    in-process); :class:`~privet.core.errors.ParameterError` naming ``flag`` when that is
+    above ``limit`` (default :func:`memory_limit`)."""
+    from ..core.errors import ParameterError
+
+    limit = memory_limit() if limit is None else int(limit)
+    pilot = 16
+    out = np.asarray(mech.run(Sampler(np.random.default_rng(0), pilot), x, args))
+    need = int(n) * max(out.nbytes, 1) / pilot * KEEP_OVERHEAD
+    if need > limit:
+        raise ParameterError(
+            f"keeping {int(n):,} outputs of {mech.name} needs about {format_bytes(need)} of "
+            f"memory, above the limit of {format_bytes(limit)}; ask for fewer outputs or "
+            f"raise the limit with {flag}."
+        )
+    return int(need)

@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from .. import cli_support as flags
 from ..core.results import SynthResult
 from . import emit
 from .html import add_html_option
@@ -126,16 +127,17 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "completions. TARGET is a library sketch (e.g. kolahal.svt) or "
                     "MODULE:NAME / path/to/file.py:NAME of a @privet.synth.sketch.")
     p.add_argument("target", help="kolahal.<name>, MODULE:SKETCH or path/file.py:SKETCH")
-    p.add_argument("--epsilon", type=float, default=None, help="target ε (default: γ(ε))")
-    p.add_argument("--top", type=int, default=None,
-                   help="candidates to verify (default 5 x #holes)")
+    p.add_argument("--epsilon", type=flags.epsilon, default=None,
+                   help="target ε (default: γ(ε))")
+    p.add_argument("--top", type=flags.count("the number of candidates", 1, 10_000),
+                   default=None, help="candidates to verify (default 5 x #holes)")
     p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto")
     p.add_argument("--baseline", action="store_true",
                    help="also run the noopt baseline (rank the whole grammar)")
     if not _has(p, "--json"):
         p.add_argument("--json", action="store_true", help="print the result as JSON")
     if not _has(p, "--seed"):
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=flags.seed, default=0)
     p.add_argument("--no-progress", action="store_true")
     add_html_option(p)
     p.set_defaults(run=run_cli)
