@@ -216,6 +216,25 @@ def parse_rational(text: str, what: str = "number") -> Fraction:
     return -value if sign == "-" else value
 
 
+def power_count(base: int, exponent: int) -> float:
+    """``base ** exponent`` (the size of a grid of inputs), or inf beyond 2^63 -- never the
+    huge integer itself, which could take long to compute and cannot be printed."""
+    base, exponent = int(base), int(exponent)
+    if base <= 1 or exponent <= 0:
+        return float(base ** max(exponent, 0)) if base >= 0 else float("nan")
+    if exponent * math.log2(base) > 63:
+        return math.inf
+    return base ** exponent
+
+
+def power_text(base: int, exponent: int) -> str:
+    """``1,024``, or ``2^1000 (about 10^301)`` when the count is beyond 2^63."""
+    n = power_count(base, exponent)
+    if n != math.inf:
+        return f"{int(n):,}"
+    return f"{base}^{exponent} (about 10^{exponent * math.log10(base):.0f})"
+
+
 # -- expressions ---------------------------------------------------------------------------------
 
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
@@ -409,4 +428,5 @@ def _log_form(node: ast.AST, text: str, what: str) -> tuple[Fraction, dict]:
 
 __all__ = ["EpsilonText", "MAX_DEPTH", "MAX_EPSILON", "MAX_POWER", "MAX_RESULT_BYTES",
            "MAX_SPEC_BYTES", "check_depth", "check_expression", "decode_text", "literal",
-           "load_json", "load_yaml", "parse_epsilon", "parse_rational", "read_text"]
+           "load_json", "load_yaml", "parse_epsilon", "parse_rational", "power_count",
+           "power_text", "read_text"]

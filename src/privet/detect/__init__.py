@@ -28,7 +28,7 @@ from .._engine import make_callable
 from ..core import events as _events
 from ..core.errors import check_epsilon
 from ..core.mechanism import as_mechanism
-from ..core.results import Counterexample, DetectResult, PValueCurve
+from ..core.results import Counterexample, DetectResult, PValueCurve, interrupted
 from ..stats.hypothesis import pvalues as _pvalues
 from .engine import Session, open_session, run_curve, test_point, verdict_text
 from .space import NoEventError
@@ -70,13 +70,14 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
     else:
         verdict = "no violation found"
     per_point.extend(secs)
+    cut = {"interrupted": True} if len(e) < len(eps) else {}  # Ctrl-C kept the points done
     return PValueCurve(
         mechanism=session.mech.name, claimed_epsilon=claimed, test_epsilons=tuple(e),
         p_values=ps, alpha=session.alpha, lower_bound=lb, counterexamples=tuple(chosen),
         verdict=verdict, seed=session.seed, seconds=seconds + sum(secs),
         details={"seconds_per_point": secs, "arg_path": session.arg_path,
                  "schema": session.plan.schema.describe(), "pairs": len(session.pairs),
-                 "inputs": len(session.sources), "candidates": session.n_candidates},
+                 "inputs": len(session.sources), "candidates": session.n_candidates, **cut},
     )
 
 
@@ -117,6 +118,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     finally:
         session.executor.shutdown()
     p = float(chosen.p_value)
+    cut = {"interrupted": True} if interrupted(curve) else {}
     return DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
         verdict=verdict_text(p, session.alpha), p_value=p,
@@ -127,7 +129,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                  "n_final": session.n_final, "pairs": len(session.pairs),
                  "inputs": len(session.sources), "schema": session.plan.schema.describe(),
                  "candidate_events": session.n_candidates, "notes": session.notes,
-                 "selected": chosen},
+                 "selected": chosen, **cut},
     )
 
 

@@ -47,6 +47,7 @@ from ..core.errors import (
 )
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import AccuracyBound, ExactBound
+from ..core.safe import power_count
 from . import programs, sets
 from .algorithms import (
     DEFAULT_INPUT_CAP,
@@ -55,7 +56,6 @@ from .algorithms import (
     exact_dp_dense,
     exact_dp_triples,
     grid_axes,
-    grid_count,
     hockey_stick_dense,
     inference_dense,
     input_grid,
@@ -93,9 +93,10 @@ def check_memory(t: Target, n_inputs: float, probe: tuple | None = None,
         many = f"{int(n_inputs):,}" if n_inputs < 1e18 else "more than 10^18"
         each = "at least one output" if probe is None else f"about {int(k):,} outputs"
         raise GridTooLargeError(
-            f"exact inference of {t.name!r} over {many} inputs x {each} each needs about {format_bytes(need)} of memory, above the limit of "
-            f"{format_bytes(limit)}; check fewer inputs (inputs=/--inputs, pairs='rr'/--set rr, "
-            "a shorter length) or raise the limit (max_memory=/--max-memory)."
+            f"exact inference of {t.name!r} over {many} inputs x {each} each needs about "
+            f"{format_bytes(need)} of memory, above the limit of {format_bytes(limit)}; check "
+            "fewer inputs (inputs=/--inputs, pairs='rr'/--set rr, a shorter length) or raise "
+            "the limit (max_memory=/--max-memory)."
         )
     return need
 
@@ -105,8 +106,8 @@ def _inputs(t: Target, inputs: Iterable | None, input_cap: int,
     """:func:`input_grid`, after checking that the whole domain fits in memory at all."""
     if inputs is None:
         values, n = grid_axes(t)
-        if grid_count(values, n) <= input_cap:
-            check_memory(t, grid_count(values, n), None, max_memory)
+        if power_count(len(values), n) <= input_cap:
+            check_memory(t, power_count(len(values), n), None, max_memory)
     return input_grid(t, inputs, input_cap)
 
 

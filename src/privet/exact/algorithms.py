@@ -40,6 +40,7 @@ from ..core.errors import (
 from ..core.mechanism import Mechanism
 from ..core.neighbors import TOL, Neighbors
 from ..core.noise import DEFAULT_ENUMERATION_CAP, Enumerate
+from ..core.safe import power_count, power_text
 from .bdd import Compiled, Program
 
 LOG_TOL = 1e-9           # relative tolerance of the float screen before exact comparison
@@ -186,30 +187,16 @@ def input_grid(target: Target, inputs: Iterable | None = None,
             _check_input(target, r)
         return np.asarray(rows)
     values, length = grid_axes(target)
-    total = grid_count(values, length)
+    total = power_count(len(values), length)
     if total > input_cap:
         raise GridTooLargeError(
-            f"the input domain of {target.obj.name!r} has {_count_text(len(values), length)} "
+            f"the input domain of {target.obj.name!r} has {power_text(len(values), length)} "
             f"inputs, above the cap of {input_cap:,}; restrict it with inputs=/pairs= (e.g. "
             "the symmetry sets of privet.exact.sets) or raise input_cap."
         )
     # every vector over ``values``, last coordinate fastest (itertools.product's order)
     idx = np.indices((len(values),) * length, dtype=np.int64).reshape(length, -1).T
     return (idx + values.start).reshape(int(total), length)
-
-
-def grid_count(values: Sequence, length: int) -> int | float:
-    """``len(values) ** length``, or inf when that exceeds 2^63 (never a huge integer)."""
-    if length * math.log2(max(len(values), 1)) > 63:
-        return math.inf
-    return len(values) ** length
-
-
-def _count_text(v: int, length: int) -> str:
-    total = grid_count(range(v), length)
-    if total != math.inf:
-        return f"{total:,}"
-    return f"{v}^{length} (about 10^{length * math.log10(v):.0f})"
 
 
 def grid_axes(target: Target) -> tuple[range, int]:

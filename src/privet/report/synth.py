@@ -96,7 +96,8 @@ def render(result: SynthResult) -> Any:
         head = Text(f"{result.sketch}: best completion {best.describe()} — {best.verdict}",
                     style="bold green")
     else:
-        head = Text(f"{result.sketch}: no completion found in {result.grammar}",
+        cut = " before Ctrl-C stopped it" if result.details.get("interrupted") else ""
+        head = Text(f"{result.sketch}: no completion found in {result.grammar}{cut}",
                     style="bold red")
     parts.append(head)
     if result.textbook:
