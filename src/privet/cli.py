@@ -226,7 +226,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .core.errors import InputError
-    from .core.results import from_jsonable, interrupted, to_json, to_jsonable
+    from .core.results import from_jsonable, interrupted, is_result, to_json, to_jsonable
     from .core.safe import MAX_RESULT_BYTES, decode_text, load_json, read_text
     from .report import console, render_saved
 
@@ -241,9 +241,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         result = from_jsonable(data)
     except InputError as err:
         raise InputError(f"{shown} is not a privet result saved with --json: {err}") from None
+    from .report.library import listing_kind
+
     items = result if isinstance(result, list) else [result]
-    if not items:
-        raise PrivetError(f"{shown} holds no privet result; save one with --json.")
+    if not items or not all(is_result(x) or listing_kind(x) for x in items):
+        raise PrivetError(f"{shown} holds no privet result (nor the output of privet list or "
+                          "privet sample); save one with --json.")
     if interrupted(items):
         args.interrupted = True
     if args.json:

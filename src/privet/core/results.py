@@ -166,6 +166,11 @@ def _tuplify(v: Any) -> Any:
     return tuple(_tuplify(x) for x in v) if isinstance(v, list) else v
 
 
+def is_result(obj: Any) -> bool:
+    """True for an instance of a registered result type (see :func:`result_type`)."""
+    return _TYPES.get(type(obj).__name__) is type(obj)
+
+
 def interrupted(result: Any) -> bool:
     """True when Ctrl-C cut ``result`` short: the one convention every result type follows
     (``details["interrupted"]``, or the ``interrupted`` field of a SuiteResult); a list is

@@ -117,12 +117,14 @@ class ProcessPool:
         return _in_order([self.pool.submit(fn, *job) for job in jobs])
 
     def close(self):
-        self.pool.shutdown(wait=False, cancel_futures=True)
         terminate = getattr(self.pool, "terminate_workers", None)  # Python >= 3.14
         if terminate is not None:
             terminate()
             return
-        for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
+        # before shutdown(), which forgets them; a running chunk is not waited for
+        procs = list((getattr(self.pool, "_processes", None) or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
             if proc.is_alive():
                 proc.terminate()
 

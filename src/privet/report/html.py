@@ -35,7 +35,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..core.results import to_json
+from ..core.results import interrupted, to_json
 
 MAX_ROWS = 50
 MAX_DETAILS_CHARS = 20_000
@@ -815,6 +815,10 @@ def to_html(obj: Any) -> str:
     render = _RENDERERS.get(type(obj).__name__)
     if render is None or not dataclasses.is_dataclass(obj):
         return f"<pre>{esc(repr(obj))}</pre>"
+    if interrupted(obj):  # the shared marker (privet.core.results.interrupted)
+        from . import INTERRUPTED_NOTE
+
+        return f'<p class="interrupted">{badge(INTERRUPTED_NOTE, "warn")}</p>' + render(obj)
     return render(obj)
 
 

@@ -49,19 +49,33 @@ def exact_distribution_table(data: dict[str, Any]) -> Table:
                  ["output", "probability", "≈"], rows)
 
 
+def listing_kind(data: Any) -> str | None:
+    """Which command printed this JSON: "exact", "sample" or "list" (None: neither)."""
+    if not isinstance(data, dict):
+        return None
+    if "distribution" in data and "grid_size" in data:
+        return "exact"
+    if "n" in data and "distinct" in data and ("frequencies" in data or "columns" in data):
+        return "sample"
+    if data and all(isinstance(v, dict) and {"epsilon", "neighbors", "kind"} <= set(v)
+                    for v in data.values()):
+        return "list"
+    return None
+
+
 def render_listing(data: dict[str, Any]) -> Any:
     """The JSON of ``privet list``, ``privet sample`` or ``privet sample --exact`` again."""
     from ..core.errors import InputError
 
-    if "distribution" in data and "grid_size" in data:
+    kind = listing_kind(data)
+    if kind == "exact":
         return exact_distribution_table(data)
-    if "n" in data and "distinct" in data and ("frequencies" in data or "columns" in data):
+    if kind == "sample":
         return sample_table(str(data.get("mechanism", "?")), data.get("input") or [], data)
-    if data and all(isinstance(v, dict) and {"epsilon", "neighbors", "kind"} <= set(v)
-                    for v in data.values()):
+    if kind == "list":
         return library_table(data)
-    raise InputError("this JSON is neither a privet result nor the output of privet list or "
-                     "privet sample; save one with --json.")
+    raise InputError("this JSON holds no privet result (nor the output of privet list or "
+                     "privet sample); save one with --json.")
 
 
 def sample_summary(outputs: np.ndarray) -> dict[str, Any]:
@@ -112,10 +126,8 @@ def _plain(row: np.ndarray) -> Any:
 
 
 def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Table:
-    cut = ", interrupted: only the outputs drawn before Ctrl-C" if summary.get("interrupted") \
-        else ""
     title = (f"{int(summary['n']):,} outputs of {name} on {list(x)} "
-             f"({int(summary['distinct']):,} distinct{cut})")
+             f"({int(summary['distinct']):,} distinct)")
     if "frequencies" in summary:
         rows = [[str(f["output"]), f["count"], f"{f['share']:.4f}"] for f in
                 summary["frequencies"][:20]]
