@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
+import contextlib
 import dataclasses
 import logging
 import os
@@ -323,6 +324,24 @@ def _run_async(coro: Any) -> Any:
         return pool.submit(asyncio.run, coro).result()
 
 
+@contextlib.contextmanager
+def _children_ignore_sigint():
+    """Start child processes (a local cluster's workers) with Ctrl-C ignored: the terminal
+    sends it to the whole process group, and the workers are this process's to stop (they
+    would die printing tracebacks). Ctrl-C during these seconds of startup is ignored too."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 class DaskExecutor:
     """Run chunks on a Dask distributed cluster (``pip install privet[dist]``).
 
@@ -353,10 +372,11 @@ class DaskExecutor:
         if isinstance(client, Client):
             self.client, self.own = client, False
         elif client is None:
-            self.cluster = LocalCluster(
-                n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                processes=True, host="127.0.0.1", dashboard_address=None,
-                silence_logs=logging.ERROR)
+            with _children_ignore_sigint():
+                self.cluster = LocalCluster(
+                    n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                    processes=True, host="127.0.0.1", dashboard_address=None,
+                    silence_logs=logging.CRITICAL)
             self.client, self.own = Client(self.cluster, set_as_default=False), True
         elif isinstance(client, str):
             self.client, self.own = connect(client, timeout), True
@@ -430,10 +450,35 @@ class DaskExecutor:
 
     def close(self):
         if self.own:
-            self.client.close()
-            if self.cluster is not None:
-                self.cluster.close()
+            if self.cluster is None:
+                self.client.close()
+            else:
+                # The local scheduler runs in this process: after Ctrl-C it still answers
+                # the cancelled chunks to the closing client and logs each failure (at level
+                # CRITICAL, with a traceback); the cluster is going away, so keep it quiet.
+                # Its workers hold nothing privet still needs: stopping them first takes
+                # 0.2 s instead of the 4 s of a graceful shutdown (measured under load).
+                quiet = logging.getLogger("distributed")
+                level = quiet.level
+                quiet.setLevel(logging.CRITICAL + 1)
+                try:
+                    self.client.close()
+                    _kill_workers(self.cluster)
+                    self.cluster.close()
+                finally:
+                    quiet.setLevel(level)
             self.own = False
+
+
+def _kill_workers(cluster: Any) -> None:
+    """SIGKILL the worker processes of a LocalCluster privet started (its nannies' children)."""
+    import signal
+
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
+        if pid:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 class Borrowed:
