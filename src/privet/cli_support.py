@@ -35,6 +35,9 @@ def load_object(target: str) -> Any:
             spec.loader.exec_module(module)
         except PrivetError as err:
             raise type(err)(f"in {where!r}: {err}") from err
+        except SystemExit as err:
+            raise PrivetError(f"importing {where!r} called sys.exit({err.code!r}); a "
+                              "mechanism file must not exit the program.") from None
         except Exception as err:
             raise PrivetError(f"importing {where!r} failed: {_oneline(err)}") from err
     else:
@@ -44,6 +47,9 @@ def load_object(target: str) -> Any:
             module = importlib.import_module(where)
         except PrivetError as err:
             raise type(err)(f"in module {where!r}: {err}") from err
+        except SystemExit as err:
+            raise PrivetError(f"importing module {where!r} called sys.exit({err.code!r}); a "
+                              "mechanism module must not exit the program.") from None
         except Exception as err:
             raise PrivetError(f"cannot import module {where!r}: {_oneline(err)}") from err
     if not hasattr(module, attr):

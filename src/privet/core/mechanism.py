@@ -297,7 +297,7 @@ class Mechanism:
         try:
             with ops.semantics(getattr(noise, "semantics", "hard")):
                 out = self.fn(noise, data, **kwargs)
-        except PrivetError:
+        except (PrivetError, MemoryError):  # out of memory is the run's size, not a bug
             raise
         except Exception as err:  # a user mechanism failing is bad input, not a crash
             raise MechanismError(
