@@ -326,20 +326,23 @@ def _run_async(coro: Any) -> Any:
 
 @contextlib.contextmanager
 def _children_ignore_sigint():
-    """Start child processes (a local cluster's workers) with Ctrl-C ignored: the terminal
+    """Start child processes (a local cluster's workers) with Ctrl-C blocked: the terminal
     sends it to the whole process group, and the workers are this process's to stop (they
-    would die printing tracebacks). Ctrl-C during these seconds of startup is ignored too."""
+    would die printing tracebacks). The blocked mask is inherited by the children (and by
+    the threads started meanwhile); in this thread a Ctrl-C pressed during start-up stays
+    pending and is raised as soon as the block is lifted."""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class DaskExecutor:
@@ -372,10 +375,12 @@ class DaskExecutor:
         if isinstance(client, Client):
             self.client, self.own = client, False
         elif client is None:
+            # the dashboard on a free loopback port: None still serves it on 8787 and warns
+            # on stderr when another cluster holds that port
             with _children_ignore_sigint():
                 self.cluster = LocalCluster(
                     n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                    processes=True, host="127.0.0.1", dashboard_address=None,
+                    processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0",
                     silence_logs=logging.CRITICAL)
             self.client, self.own = Client(self.cluster, set_as_default=False), True
         elif isinstance(client, str):
