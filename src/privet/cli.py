@@ -226,7 +226,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .core.errors import InputError
-    from .core.results import from_jsonable, interrupted, is_result, to_json, to_jsonable
+    from .core.results import from_jsonable, is_result, to_json, to_jsonable
     from .core.safe import MAX_RESULT_BYTES, decode_text, load_json, read_text
     from .report import console, render_saved
 
@@ -247,8 +247,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not items or not all(is_result(x) or listing_kind(x) for x in items):
         raise PrivetError(f"{shown} holds no privet result (nor the output of privet list or "
                           "privet sample); save one with --json.")
-    if interrupted(items):
-        args.interrupted = True
     if args.json:
         print(to_json(result) if not isinstance(result, dict) else
               json.dumps(to_jsonable(result), indent=2, ensure_ascii=False))

@@ -333,13 +333,10 @@ def check(case: Case, out: Outcome, tmp: Path) -> list[str]:
         problems.append(f"exit code {out.code}, expected {case.expect}")
     if "Traceback" in out.stderr or "Traceback" in out.stdout:
         problems.append("a traceback was printed")
-    said = [ln for ln in out.stderr.splitlines() if ln.startswith("privet:")]
-    if case.expect == 2:
-        if len(said) != 1 or not said[0].startswith("privet: error: ") or \
-                not said[0].endswith(")") and not said[0].endswith("."):
-            problems.append(f"not one sentence on stderr: {out.stderr.strip()[:200]!r}")
-        elif len(out.stderr.strip().splitlines()) != 1:
-            problems.append(f"more than the sentence on stderr: {out.stderr.strip()[:200]!r}")
+    lines = out.stderr.strip().splitlines()
+    if case.expect == 2 and (len(lines) != 1 or not lines[0].startswith("privet: error: ")
+                             or not lines[0].endswith(".")):
+        problems.append(f"not one sentence on stderr: {out.stderr.strip()[:300]!r}")
     if case.message and not re.search(case.message, out.stderr + out.stdout, re.IGNORECASE):
         problems.append(f"the message does not mention {case.message!r}: {out.message!r}")
     if case.expect == 130:
@@ -482,11 +479,10 @@ def run_subprocess(case: Case, tmp: Path) -> Outcome:
             done.set()
             watcher.join()
             p.returncode = os.waitstatus_to_exitcode(status)
-        with contextlib.suppress(ProcessLookupError):  # nothing may be left running
-            os.killpg(p.pid, 0)
-            time.sleep(0.5)
-            os.killpg(p.pid, signal.SIGKILL)
-            leftover = True
+        leftover = _group_alive(p.pid, grace=2.0)  # nothing may be left running
+        if leftover:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
         outcome = Outcome(p.returncode, out_path.read_text(errors="replace"),
                           err_path.read_text(errors="replace"), end - t0,
                           peak_mb=usage.ru_maxrss / 1024,
@@ -494,9 +490,22 @@ def run_subprocess(case: Case, tmp: Path) -> Outcome:
         out_path.unlink()
         err_path.unlink()
     outcome.problems = check(case, outcome, tmp)
-    if "leftover" in locals():
-        outcome.problems.append("processes of the run were still alive after it exited")
+    if leftover:
+        outcome.problems.append("processes of the run were still alive 2 s after it exited")
     return outcome
+
+
+def _group_alive(pgid: int, grace: float) -> bool:
+    """True when a process of the group ``pgid`` is still running ``grace`` s from now."""
+    deadline = time.perf_counter() + grace
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        if time.perf_counter() > deadline:
+            return True
+        time.sleep(0.05)
 
 
 def free_port() -> int:  # pragma: no cover - kept for ad-hoc runs

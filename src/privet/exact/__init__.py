@@ -260,7 +260,7 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         res = exact_dp_dense(table, I, J, progress)
         details["synthesis_seconds"] = time.perf_counter() - syn
         details["set"] = restricted or "exhaustive"
-        details["inputs"] = len(xs)
+        details["inputs"] = len(table.xs)  # fewer than xs when Ctrl-C cut inference short
         details["outputs"] = len(table.ys)
     e = res.e_epsilon
     eps = math.inf if e == math.inf else math.log(e)

@@ -425,33 +425,43 @@ def inference_dense(target: Target, xs: np.ndarray, progress: bool = False) -> T
             logp = _logs_of_exact(ex) - math.log(c.denominator)
         return Table(np.asarray(xs), keys, logp, ex, c.denominator if ex is not None else 1,
                      time.perf_counter() - start)
-    dists = []
+    # each distribution becomes (output columns, values) as it arrives, so what is left after
+    # the loop -- also after Ctrl-C -- is one vectorized assignment per input
+    col: dict = {}
+    rows: list[tuple[np.ndarray, Any]] = []
     interrupted = False
     with _progress(progress, len(xs), f"inference ({target.backend})") as bar:
         try:
             for x in xs:
-                dists.append(target.distribution(tuple(x.tolist())))
+                d = target.distribution(tuple(x.tolist()))
+                cols = np.fromiter((col.setdefault(k, len(col)) for k in d), dtype=np.int64,
+                                   count=len(d))
+                vals = list(d.values()) if target.exact else \
+                    np.fromiter(d.values(), dtype=float, count=len(d))
+                rows.append((cols, vals))
                 if bar is not None:
                     bar.advance()
         except KeyboardInterrupt:  # keep the inputs done so far
             interrupted = True
-            if not dists:
+            if not rows:
                 raise
-            xs = xs[:len(dists)]
-    keys = sorted({k for d in dists for k in d}, key=_sort_key)
-    col = {k: j for j, k in enumerate(keys)}
+            xs = xs[:len(rows)]
+    keys = sorted(col, key=_sort_key)
+    order = np.empty(len(keys), dtype=np.int64)  # arrival column -> sorted column
+    order[np.fromiter((col[k] for k in keys), dtype=np.int64, count=len(keys))] = \
+        np.arange(len(keys))
     N, K = len(xs), len(keys)
     _check_table(N, K, target.name)
     logp = np.full((N, K), -np.inf)
     ex = np.full((N, K), Fraction(0), dtype=object) if target.exact else None
-    for i, d in enumerate(dists):
-        for k, p in d.items():
-            j = col[k]
-            if ex is not None:
-                ex[i, j] = p
-                logp[i, j] = _exact_log(p)
-            else:
-                logp[i, j] = math.log(p) if p > 0 else -np.inf
+    for i, (cols, vals) in enumerate(rows):
+        cols = order[cols]
+        if ex is not None:
+            ex[i, cols] = vals
+            logp[i, cols] = [_exact_log(p) for p in vals]
+        else:
+            with np.errstate(divide="ignore"):
+                logp[i, cols] = np.log(vals)
     return Table(np.asarray(xs), keys, logp, ex, 1, time.perf_counter() - start, interrupted)
 
 

@@ -18,7 +18,6 @@ from rich.table import Table
 
 from .. import cli_support as flags
 from ..core.results import AccuracyBound, ExactBound
-from ..exact.algorithms import DEFAULT_INPUT_CAP
 from . import emit
 from .html import add_html_option
 
@@ -127,10 +126,9 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--inputs", type=flags.input_list, default=None, metavar="X;X;...",
                    help="check only these inputs, e.g. '0,0,1;0,1,1' or '[[0,0,1],[0,1,1]]' "
                         "(default: the whole input domain)")
-    p.add_argument("--input-cap", type=flags.count("the input cap", 1, 2**32),
-                   default=DEFAULT_INPUT_CAP, metavar="N",
-                   help=f"refuse input domains with more than N inputs (default "
-                        f"{DEFAULT_INPUT_CAP:,})")
+    p.add_argument("--input-cap", type=flags.count("the input cap", 1, 2**40),
+                   default=None, metavar="N",
+                   help="refuse input domains with more than N inputs (default 65,536)")
     p.add_argument("--max-memory", type=flags.memory_size, default=None, metavar="SIZE",
                    help="refuse runs estimated to need more memory than SIZE (e.g. 8G; "
                         "default half of the machine's memory)")
@@ -164,7 +162,9 @@ def run_cli(args: argparse.Namespace) -> int:
     target = _load(args.target)
     progress = not getattr(args, "no_progress", False) and not getattr(args, "json", False)
     common = dict(backend=args.backend, fractions=args.fractions, length=args.length,
-                  progress=progress, input_cap=args.input_cap, max_memory=args.max_memory)
+                  progress=progress, max_memory=args.max_memory)
+    if args.input_cap is not None:
+        common["input_cap"] = args.input_cap
     if args.inputs is not None and args.set == "rr":
         from ..core.errors import InputError
 
