@@ -326,23 +326,23 @@ def _run_async(coro: Any) -> Any:
 
 @contextlib.contextmanager
 def _children_ignore_sigint():
-    """Start child processes (a local cluster's workers) with Ctrl-C blocked: the terminal
+    """Start child processes (a local cluster's workers) that ignore Ctrl-C: the terminal
     sends it to the whole process group, and the workers are this process's to stop (they
-    would die printing tracebacks). The blocked mask is inherited by the children (and by
-    the threads started meanwhile); in this thread a Ctrl-C pressed during start-up stays
-    pending and is raised as soon as the block is lifted."""
+    would die printing tracebacks). A spawned Python inherits an ignored SIGINT (it resets
+    a blocked mask, and native threads such as BLAS's would take a signal blocked in this
+    one), so SIGINT is ignored here for the seconds the cluster takes to start: a Ctrl-C
+    pressed meanwhile is lost, the next one works."""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread() or \
-            not hasattr(signal, "pthread_sigmask"):
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        signal.signal(signal.SIGINT, handler)
 
 
 class DaskExecutor:
