@@ -24,10 +24,15 @@ SAMPLING_COMMANDS = ("detect", "search", "synth", "sample", "suite")  # these ta
 
 
 def parse_value(text: str) -> Any:
-    """``3`` -> 3, ``0.5`` -> 0.5, ``[1,2]`` -> [1, 2], anything else stays a string."""
+    """``3`` -> 3, ``0.5`` -> 0.5, ``[1,2]`` -> [1, 2], anything else stays a string
+    (bounded: nesting and digits as in :func:`privet.core.safe.load_json`)."""
+    from .core.safe import load_json
+
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return load_json(text, "--arg")
+    except PrivetError as err:
+        if "nests" in str(err):
+            raise
         return text
 
 

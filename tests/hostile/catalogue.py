@@ -93,7 +93,8 @@ class Case:
     """One hostile input. ``argv`` and file contents may use ``{tmp}`` (the case's own
     directory, also its working directory). ``interrupt`` sends Ctrl-C (SIGINT to the process
     group, as a terminal does) once the run is under way: ``"cpu"`` after one CPU second
-    past start-up, ``"children"`` once worker processes exist, ``"workers"`` once they
+    past start-up, ``"waiting"`` 2 s after start-up (the command waits on something),
+    ``"children"`` once worker processes exist, ``"workers"`` once they
     have used as much CPU as privet's start-up (they run chunks, so the local Dask cluster
     has started: it ignores Ctrl-C while it starts, see ``privet.execution``)."""
 
@@ -183,6 +184,10 @@ def _cases() -> list[Case]:
             ("--epsilon", "__import__('os')", ("detect", "statdp.noisy_max_v1a")),
             ("--executor", "dask://[::1", ("sample", "statdp.noisy_max_v1a", "-x", "1")),
             ("--executor", "dask://127.0.0.1:0", ("sample", "statdp.noisy_max_v1a", "-x", "1")),
+            ("--arg", "k=" + "9" * 5000, ("sample", "statdp.noisy_max_v1a", "-x", "1")),
+            ("--arg", "k=" + "[" * 100_000, ("sample", "statdp.noisy_max_v1a", "-x", "1")),
+            ("--input", "nan", ("sample", "statdp.noisy_max_v1a")),
+            ("--paper", "nope", ("list",)),
             ("--bogus", "1", ("list",))):
         add(Case(f"{cmd[0]} {flag} {value}", (*cmd, flag, value), group="flags"))
     # -- saved results given to privet report --------------------------------------------------
@@ -281,6 +286,11 @@ def _cases() -> list[Case]:
         add(Case(f"Ctrl-C: {name}", argv, expect=130, interrupt=how, cheap=False,
                  files={"slow.py": SLOW_BOX, "long.yaml": "example: ex2\nk: 200\n"},
                  message="interrupted", group="Ctrl-C"))
+    add(Case("Ctrl-C: waiting on a port that is not Dask",
+             ("sample", "statdp.noisy_max_v1a", "-x", "1", "-n", "10", "--executor",
+              "dask://127.0.0.1:{port}"),
+             expect=130, interrupt="waiting", setup="http", cheap=False,
+             message="interrupted", group="Ctrl-C"))
     return c
 
 
@@ -405,6 +415,8 @@ def _children(pid: int) -> list[int]:
 
 
 def _ready(pid: int, how: str, threshold: float) -> bool:
+    if how == "waiting":
+        return _cpu_seconds(pid) >= threshold - 1.0
     if how == "children":
         return bool(_children(pid))
     if how == "workers":
@@ -472,8 +484,8 @@ def run_subprocess(case: Case, tmp: Path) -> Outcome:
                     if case.interrupt and not fired:
                         if _ready(p.pid, case.interrupt, threshold) or \
                                 elapsed > WALL_LIMIT / 3:
-                            if case.interrupt == "children":
-                                time.sleep(1.0)  # the workers are running a chunk
+                            if case.interrupt in ("children", "waiting"):
+                                time.sleep(2.0)  # the workers run a chunk / it is waiting
                             fired.append(time.perf_counter())
                             with contextlib.suppress(ProcessLookupError):
                                 os.killpg(p.pid, signal.SIGINT)

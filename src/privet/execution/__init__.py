@@ -133,6 +133,7 @@ class ProcessPool:
 # -- Dask ------------------------------------------------------------------------------------
 
 DASK_TIMEOUT = 10.0
+HANDSHAKE_TIMEOUT = 3.0   # a scheduler that accepted the connection answers in milliseconds
 DASK_PORT = 8786
 USER_MODULE_PREFIX = "_privet_user_"  # modules privet.cli_support.load_object makes from files
 
@@ -282,11 +283,15 @@ def connect(spec: str, timeout: float = DASK_TIMEOUT) -> Any:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as err:
         raise _unreachable(where, _reason(err, timeout)) from None
+    wait = min(timeout, HANDSHAKE_TIMEOUT)
     try:  # then the Dask handshake: a port that accepts TCP but is not a scheduler hangs
         # Client() forever (its timeout does not cover the handshake)
-        kind = _run_async(_identity(f"tcp://{where}", timeout)).get("type")
+        kind = _run_async(_identity(f"tcp://{where}", wait)).get("type")
     except Exception as err:  # noqa: BLE001 - any failure to connect is the same sentence
-        raise _unreachable(where, _reason(err, timeout)) from None
+        why = _reason(err, wait)
+        if why.startswith("no answer"):
+            why = f"it accepts connections but sent no Dask handshake within {wait:g} s"
+        raise _unreachable(where, why) from None
     if kind != "Scheduler":
         raise _unreachable(where, f"it answers as a Dask {kind}, not a scheduler" if kind else
                            "it does not answer like a Dask scheduler")
