@@ -28,7 +28,13 @@ from .._engine import make_callable
 from ..core import events as _events
 from ..core.errors import check_epsilon
 from ..core.mechanism import as_mechanism
-from ..core.results import Counterexample, DetectResult, PValueCurve, interrupted
+from ..core.results import (
+    Counterexample,
+    DetectResult,
+    PValueCurve,
+    interrupted,
+    mark_interrupted,
+)
 from ..stats.hypothesis import pvalues as _pvalues
 from .engine import Session, open_session, run_curve, test_point, verdict_text
 from .space import NoEventError
@@ -70,15 +76,16 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
     else:
         verdict = "no violation found"
     per_point.extend(secs)
-    cut = {"interrupted": True} if len(e) < len(eps) else {}  # Ctrl-C kept the points done
-    return PValueCurve(
+    curve = PValueCurve(
         mechanism=session.mech.name, claimed_epsilon=claimed, test_epsilons=tuple(e),
         p_values=ps, alpha=session.alpha, lower_bound=lb, counterexamples=tuple(chosen),
         verdict=verdict, seed=session.seed, seconds=seconds + sum(secs),
         details={"seconds_per_point": secs, "arg_path": session.arg_path,
                  "schema": session.plan.schema.describe(), "pairs": len(session.pairs),
-                 "inputs": len(session.sources), "candidates": session.n_candidates, **cut},
+                 "inputs": len(session.sources), "candidates": session.n_candidates},
     )
+    # Ctrl-C kept the points done
+    return mark_interrupted(curve) if len(e) < len(eps) else curve
 
 
 def detect(mechanism: Any, epsilon: float | None = None, *,
@@ -118,8 +125,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     finally:
         session.executor.shutdown()
     p = float(chosen.p_value)
-    cut = {"interrupted": True} if interrupted(curve) else {}
-    return DetectResult(
+    result = DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
         verdict=verdict_text(p, session.alpha), p_value=p,
         counterexample=chosen if p < session.alpha else None, candidates=tuple(cands),
@@ -129,8 +135,9 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                  "n_final": session.n_final, "pairs": len(session.pairs),
                  "inputs": len(session.sources), "schema": session.plan.schema.describe(),
                  "candidate_events": session.n_candidates, "notes": session.notes,
-                 "selected": chosen, **cut},
+                 "selected": chosen},
     )
+    return mark_interrupted(result) if interrupted(curve) else result
 
 
 def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,
