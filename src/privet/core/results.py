@@ -507,4 +507,47 @@ class PorosityResult:
     @property
     def violation(self) -> bool:
         return self.witness is not None
+
+
+@result_type
+@dataclass(frozen=True)
+class SensitivityResult:
+    """``privet.floats.sum_sensitivity``: the neighbouring datasets whose float aggregate
+    differs most, against the sensitivity the noise is calibrated to.
+
+    ``difference`` is ``|f(D1) - f(D2)|`` (``excess`` = difference - ``declared``, both
+    computed exactly from the two doubles ``f1``, ``f2``); ``exceeds`` is True when the
+    pair moves the aggregate by more than ``declared``. ``detect`` and ``bound`` hold the
+    engines' certification of the resulting violation on the mechanism (None when not run):
+    the StatDP test on this pair and DP-Finder's fresh-sample confirmation of its event.
+    """
+
+    aggregate: str
+    verdict: str
+    bounds: tuple
+    neighbors: str
+    length: int
+    declared: float
+    difference: float
+    excess: float
+    ratio: float
+    exceeds: bool
+    d1: tuple
+    d2: tuple
+    f1: float
+    f2: float
+    family: str = ""
+    evaluated: int = 0
+    mechanism: str | None = None
+    claimed_epsilon: float | None = None
+    detect: Any = None
+    bound: Any = None
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violation(self) -> bool:
+        certified = (self.detect is not None and self.detect.counterexample is not None) or \
+            (self.bound is not None and self.bound.violates)
+        return bool(self.exceeds and certified)
 # === end floats results ===

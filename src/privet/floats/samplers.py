@@ -188,8 +188,9 @@ ZIG_RABS_MAX = (1 << 52) - 1
 
 def _zig_word(rabs, sign, idx) -> np.ndarray:
     rabs = np.asarray(rabs, dtype=np.uint64)
-    return ((rabs << np.uint64(ZIG_RABS_SHIFT)) | (np.asarray(sign, dtype=np.uint64) << np.uint64(8))
-            | np.asarray(idx, dtype=np.uint64))
+    sign = np.asarray(sign, dtype=np.uint64)
+    return (rabs << np.uint64(ZIG_RABS_SHIFT)) | (sign << np.uint64(8)) | \
+        np.asarray(idx, dtype=np.uint64)
 
 
 @dataclass(frozen=True)

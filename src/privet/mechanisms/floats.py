@@ -109,10 +109,12 @@ def snapping(noise, x, *, epsilon, B=SNAP_B):
 
 
 def sequential_sum(values: np.ndarray, dtype: Any = np.float64) -> Any:
-    """Left-to-right sum in ``dtype`` (``np.add.accumulate`` rounds after every addition,
-    as a Python loop would; ``np.sum`` pairs the terms instead)."""
+    """Left-to-right sum in ``dtype`` over the last axis (``np.add.accumulate`` rounds after
+    every addition, as a Python loop would; ``np.sum`` pairs the terms instead)."""
     arr = np.asarray(values, dtype=dtype)
-    return arr.dtype.type(0) if arr.size == 0 else np.add.accumulate(arr)[-1]
+    if arr.shape[-1] == 0:
+        return np.zeros(arr.shape[:-1], dtype=dtype)[()]
+    return np.add.accumulate(arr, axis=-1, dtype=dtype)[..., -1]
 
 
 def _noisy_sum(noise, x, lower: float, upper: float, epsilon: float, dtype: Any):
@@ -185,18 +187,23 @@ KNOWN: dict[str, Callable[[float, int | None, Mapping[str, Any]], float | None]]
 }
 
 
-def aggregate(mech: Mechanism) -> Callable[[np.ndarray], float]:
-    """The noiseless statistic of a clamped-sum mechanism of this module, as a function of
-    the (unclamped) dataset, with the mechanism's default bounds."""
+def aggregate(mech: Mechanism) -> Callable[[np.ndarray], Any]:
+    """The noiseless statistic of a clamped-sum mechanism of this module as a function of
+    the (unclamped) dataset, with the mechanism's default bounds; it also takes a 2-D array
+    (one dataset per row)."""
     lower, upper = mech.args.get("lower", 0.0), mech.args.get("upper", 1.0)
     if mech.name == "floats.int32_sum":
-        return lambda x: int(np.clip(np.asarray(x, dtype=np.int64), lower, upper)
-                             .astype(np.int32).sum(dtype=np.int32))
+        return lambda x: np.clip(np.asarray(x, dtype=np.int64), lower, upper).astype(
+            np.int32).sum(axis=-1, dtype=np.int32)
     dtype = np.float32 if mech.name == "floats.clamped_sum_f32" else np.float64
-    return lambda x: float(sequential_sum(np.clip(x, lower, upper), dtype))
+    return lambda x: sequential_sum(np.clip(x, lower, upper), dtype)
 
 
-__all__ = ["EXAMPLES", "KNOWN", "MECHANISMS", "PER_QUERY", "aggregate", "clamped_sum",
+SUMS = {"floats.clamped_sum": np.float64, "floats.clamped_sum_f32": np.float32,
+        "floats.int32_sum": np.int64}
+
+
+__all__ = ["EXAMPLES", "KNOWN", "MECHANISMS", "PER_QUERY", "SUMS", "aggregate", "clamped_sum",
            "clamped_sum_f32", "gaussian", "gaussian_box_muller", "gaussian_polar",
            "gaussian_sigma", "geometric", "int32_sum", "laplace", "laplace_inverse_cdf",
            "sequential_sum", "snapping", "snapping_lambda"]
