@@ -18,6 +18,7 @@ generator words that make ``M(D2)`` output it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any
@@ -53,14 +54,16 @@ def _round_seed(root: np.random.SeedSequence, direction: int, r: int) -> int:
 
 
 class _Checker:
-    """Reachability from one input: exact inversion when it applies, else sighting."""
+    """Reachability from one input: exact inversion when it applies, a documented model
+    when one is given, else sighting."""
 
     def __init__(self, mech: Mechanism, x: np.ndarray, args: dict | None, method: str,
-                 sight: int, seed: int, ulps: float):
+                 sight: int, seed: int, ulps: float, model: Any = None):
         self.mech, self.x, self.args, self.ulps = mech, x, args, ulps
         self.exact: Additive | None = None
+        self.model = model
         self.why = ""
-        if method in ("auto", "exact"):
+        if method in ("auto", "exact") and model is None:
             try:
                 self.exact = additive(mech, x, args)
             except UnsupportedError as err:
@@ -69,15 +72,23 @@ class _Checker:
                 self.why = str(err)
         self.sight, self.seed = sight, seed
 
+        self.label, self.assumptions = "", ""
+
     @property
     def method(self) -> str:
         if self.exact is not None:
             return f"exact inversion of {self.exact.inverse.describe()}"
+        if self.model is not None:
+            return self.label or "a documented sampler model"
         return f"sighting in {self.sight:,} outputs"
 
     def check(self, ys: np.ndarray):
         if self.exact is not None:
             return self.exact.check(ys, ulps=self.ulps)
+        if self.model is not None:
+            ver = self.model(self.x, ys)
+            self.label, self.assumptions = ver.method, ver.assumptions
+            return ver
         return sighting(self.mech, self.x, ys, n=self.sight, seed=self.seed, args=self.args)
 
 
@@ -95,14 +106,18 @@ def _distinct(outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def porosity(mechanism: Any, d1: Any, d2: Any, *, args: dict | None = None,
              n: int = 10_000, batch: int = 2_000, both: bool = True,
              budget: float | None = None, method: str = "auto", sight: int = 200_000,
-             confidence: float = 0.95, ulps: float = 4, seed: int | None = None,
-             progress: bool = False) -> PorosityResult:
+             model: Any = None, first: bool = False, confidence: float = 0.95,
+             ulps: float = 4, seed: int | None = None, progress: bool = False
+             ) -> PorosityResult:
     """Sample ``n`` outputs of ``M(D2)`` (and of ``M(D1)`` when ``both``) and decide for each
     whether the other input can output exactly that double.
 
     ``method``: ``'exact'`` (invert the declared sampler; one sentence when the mechanism is
     not ``f(D) + noise``), ``'sighting'`` (look the output up among ``sight`` seeded
-    outputs of the other input), or ``'auto'`` (exact when possible). ``ulps``: the error
+    outputs of the other input), or ``'auto'`` (exact when possible). ``model``: a
+    documented sampler model for a black box (``model(x, ys) -> Verdicts``, e.g.
+    :func:`privet.floats.reach.lattice_model`), used instead. ``first``: stop at the first
+    certified witness. ``ulps``: the error
     bound on libm's ``log``/``exp`` the sampler windows are widened by. ``budget``: stop
     after this many seconds (the counts say how many outputs were checked). Outputs are
     drawn in rounds of ``batch`` from seeds derived from ``seed``, so every witness replays
@@ -123,7 +138,7 @@ def porosity(mechanism: Any, d1: Any, d2: Any, *, args: dict | None = None,
     resolved = mech.resolve_args(args)
     root = np.random.SeedSequence(seed)
     sight_seeds = [_round_seed(root, 9, i) for i in range(2)]
-    checkers = [_Checker(mech, x, resolved, method, sight, s, ulps)
+    checkers = [_Checker(mech, x, resolved, method, sight, s, ulps, model)
                 for x, s in ((x1, sight_seeds[0]), (x2, sight_seeds[1]))]
     # direction 0: outputs of D2 checked against D1; direction 1: the reverse
     plan = [(0, x2, checkers[0]), (1, x1, checkers[1])][: 2 if both else 1]
@@ -143,7 +158,7 @@ def porosity(mechanism: Any, d1: Any, d2: Any, *, args: dict | None = None,
                     rseed = _round_seed(root, d, r)
                     outs = np.asarray(mech.sample(source, size, args=resolved, seed=rseed),
                                       dtype=np.float64)
-                    ys, first, counts = _distinct(outs)
+                    ys, where, counts = _distinct(outs)
                     ver = checker.check(ys)
                     tot["checked"] += size
                     tot["distinct"] += len(ys)
@@ -155,17 +170,19 @@ def porosity(mechanism: Any, d1: Any, d2: Any, *, args: dict | None = None,
                     if witness is None and bad.size:
                         i = int(bad[0])
                         witness = _witness(mech, checker, checkers[1 - d], d, x1, x2, resolved,
-                                           ys[i], ver, i, rseed, size, int(first[i]))
+                                           ys[i], ver, i, rseed, size, int(where[i]))
                     advance(size)
-                    if budget is not None and time.perf_counter() - t0 > budget:
+                    if budget is not None and time.perf_counter() - t0 > budget or \
+                            first and witness is not None:
                         raise TimeoutError
                 r += 1
         except KeyboardInterrupt:
             interrupted = True
         except TimeoutError:
             pass
-    return _result(mech, x1, x2, plan, totals, witness, confidence, checkers, interrupted,
-                   seed, time.perf_counter() - t0, budget)
+    res = _result(mech, x1, x2, plan, totals, witness, confidence, checkers, interrupted,
+                  seed, time.perf_counter() - t0, budget)
+    return dataclasses.replace(res, details={**res.details, "stopped_at_first": bool(first)})
 
 
 def _witness(mech, checker: _Checker, producer: _Checker, d: int, x1, x2, args, y, ver,
@@ -183,7 +200,7 @@ def _witness(mech, checker: _Checker, producer: _Checker, d: int, x1, x2, args, 
     value = float(yv[0]) if yv.size == 1 else tuple(float(v) for v in yv)
     reason = ver.reason[i]
     explanation = _explain(mech, checker, cannot, can, yv, reason, int(ver.candidates[i]),
-                           words, uniform)
+                           words, uniform, ver.details.get("offset"))
     return FloatWitness(
         d1=tuple(np.asarray(cannot).tolist()), d2=tuple(np.asarray(can).tolist()),
         value=value, value_hex=" ".join(bits.to_hex(v) for v in yv), reason=reason,
@@ -194,28 +211,26 @@ def _witness(mech, checker: _Checker, producer: _Checker, d: int, x1, x2, args, 
 
 
 def _explain(mech, checker: _Checker, cannot, can, y, reason: str, candidates: int,
-             words: str, uniform: float | None) -> str:
+             words: str, uniform: float | None, offset=None) -> str:
     ex = checker.exact
     hexes = ", ".join(bits.to_hex(v) for v in y)
     head = (f"{mech.name} on D1 = {_short(cannot)} never outputs {hexes}"
             f" ({', '.join(repr(float(v)) for v in y)}), while on D2 = {_short(can)} it does")
     head += (f" (for the uniform {uniform!r}, generator words {words})." if words else ".")
-    if ex is None:  # pragma: no cover - sighting never proves unreachability
-        return head
-    c = ex.c
+    c = ex.c if ex is not None else offset
+    fd = ", ".join(bits.to_hex(v) for v in np.asarray(c).ravel()) if c is not None else "?"
     if reason.startswith(ADDITION_GAP):
-        body = (f" On D1 the mechanism computes f(D1) + v with f(D1) = "
-                f"{', '.join(bits.to_hex(v) for v in c)}; no double v makes that sum round "
-                "to the output (the doubles around it are finer than the grid of f(D1) + v), "
-                "so no noise value of any sampler can produce it.")
+        body = (f" On D1 the mechanism computes f(D1) + v in double precision with f(D1) = "
+                f"{fd}; no double v makes that sum round to the output (the doubles around "
+                "it are finer than the grid of f(D1) + v), so no noise value of any sampler "
+                "can produce it.")
     else:
-        body = (f" On D1 the output is f(D1) + v with f(D1) = "
-                f"{', '.join(bits.to_hex(v) for v in c)}; the noise values v that round to it "
-                f"could only come from {candidates:,} generator words (the exact inverse of "
-                f"{ex.inverse.describe()} widened by libm's error bound), and NumPy's sampler "
-                "evaluated on each of them gives none.")
-    tail = (" So P[M(D1) = y] = 0 < P[M(D2) = y] (at least 2^-53 per word), and no finite ε "
-            "bounds the privacy loss of this output (Mironov, CCS 2012).")
+        body = (f" On D1 the output is f(D1) + v with f(D1) = {fd}; the noise values v that "
+                f"round to it could only come from {candidates:,} generator words (the exact "
+                f"inverse of {ex.inverse.describe()} widened by libm's error bound), and the "
+                "sampler evaluated on each of them gives none.")
+    tail = (" So P[M(D1) = y] = 0 < P[M(D2) = y], and no finite ε bounds the privacy loss "
+            "of this output (Mironov, CCS 2012).")
     return head + body + tail
 
 
@@ -246,6 +261,7 @@ def _result(mech, x1, x2, plan, totals, witness, confidence, checkers, interrupt
     used = [checkers[0], checkers[1]][: len(plan)]
     methods = sorted({c.method for c in used})
     assumptions = "; ".join(sorted({c.exact.assumptions(c.ulps) if c.exact is not None else
+                                    getattr(c, "assumptions", "") if c.model is not None else
                                     "sighting proves reachability only" for c in used}))
     directions = tuple(
         {"outputs of": "D2" if d == 0 else "D1", "checked against": "D1" if d == 0 else "D2",
@@ -257,8 +273,7 @@ def _result(mech, x1, x2, plan, totals, witness, confidence, checkers, interrupt
         undecided=undec, epsilon=math.inf if witness is not None else None, witness=witness,
         delta_lower=delta, confidence=confidence, assumptions=assumptions,
         directions=directions, seed=seed, seconds=seconds, interrupted=interrupted,
-        details={"budget_seconds": budget, "why_not_exact": sorted({c.why for c in used
-                                                                     if c.why})})
+        details={"budget_seconds": budget, "why_not_exact": sorted({c.why for c in used if c.why})})
 
 
 def check_pair(mech: Mechanism, d1: Any, d2: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ Outputs are compared as bit patterns (``-0.0`` and ``0.0`` are different outputs
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,7 @@ ADDITION_GAP = "addition gap"
 SAMPLER_GAP = "sampler gap"
 WITNESS = "witness uniform"
 SEEN = "seen in a sample"
+MODEL = "the documented sampler reaches it"
 
 PROBE_CAP = 64          # candidates per target in the first pass (evenly spaced)
 FULL_CAP = 1 << 16      # candidates per target in the complete pass
@@ -364,6 +366,57 @@ def sighting(mech: Mechanism, x: Any, ys: np.ndarray, *, n: int, seed: int,
                     assumptions="none (a sighting is a proof; a miss proves nothing)")
 
 
+def lattice_model(k: int = -1074, label: str = "a lattice sampler") -> Callable:
+    """Reachability under a *documented* sampler model for black boxes: the output is a
+    real on the lattice ``2^k·Z`` drawn with full support (an exact discrete Laplace or
+    Gaussian, as OpenDP documents for its float mechanisms) and rounded to the nearest
+    double. Every finite double that is the rounding of a lattice point is then reachable
+    from every input: a double ``y`` is, when ``2^k`` divides it or ``2^k`` is finer than
+    half its ulp. Returns ``model(x, ys) -> Verdicts`` for :func:`privet.floats.porosity`.
+    The verdicts rest on the documentation, not on the library's code."""
+
+    def model(x, ys) -> Verdicts:
+        y = np.asarray(ys, dtype=np.float64).reshape(len(ys), -1)
+        finite = np.isfinite(y)
+        on = np.mod(np.where(finite, y, 0.0), 2.0 ** k) == 0
+        fine = bits.ulp(np.where(finite, y, 0.0)) / 2 > 2.0 ** k
+        ok = np.all(finite & (on | fine), axis=1)
+        status = np.where(ok, REACHABLE, UNDECIDED).astype(np.int8)
+        return Verdicts(status, [MODEL if o else "" for o in ok], [None] * len(y),
+                        np.zeros(len(y), dtype=np.int64),
+                        method=f"the documented model of {label} (lattice 2^{k})",
+                        assumptions=f"{label} draws on the lattice 2^{k} with full support "
+                                    "and rounds to the nearest double, as documented")
+
+    return model
+
+
+def addition_model(offset: Callable[[np.ndarray], Any] | None = None,
+                   label: str = "the library") -> Callable:
+    """Reachability for a black box whose code returns ``f(D) + v`` in double precision for
+    some double noise value ``v`` -- whatever its sampler (``offset(x)`` gives ``f(D)``,
+    default the first entry of the input). The addition gap of :func:`noise_interval` then
+    decides unreachability exactly (no double ``v`` rounds to the output); every other
+    output stays undecided. Returns ``model(x, ys) -> Verdicts`` for
+    :func:`privet.floats.porosity`. The verdicts rest on that reading of the code."""
+
+    def model(x, ys) -> Verdicts:
+        c = np.asarray(offset(x) if offset is not None else np.asarray(x).ravel()[:1],
+                       dtype=np.float64).ravel()
+        y = np.asarray(ys, dtype=np.float64).reshape(len(ys), -1)
+        gap = np.zeros(len(y), dtype=bool)
+        for j in range(y.shape[1]):
+            gap |= noise_interval(c[j % len(c)], y[:, j])[2]
+        status = np.where(gap, UNREACHABLE, UNDECIDED).astype(np.int8)
+        return Verdicts(status, [ADDITION_GAP if g else "" for g in gap], [None] * len(y),
+                        np.zeros(len(y), dtype=np.int64),
+                        method=f"the addition gap of {label} (output = f(D) + v in doubles)",
+                        assumptions=f"{label} returns f(D) + v rounded to a double, for some "
+                                    "double v (its code)", details={"offset": c})
+
+    return model
+
+
 def witness_text(row) -> str:
     """Words of an exact witness (hex), or the sample position of a sighting."""
     if isinstance(row, dict):
@@ -371,6 +424,7 @@ def witness_text(row) -> str:
     return " | ".join(describe_words(coord) for coord in row)
 
 
-__all__ = ["ADDITION_GAP", "Additive", "REACHABLE", "SAMPLER_GAP", "SEEN", "UNDECIDED",
-           "UNREACHABLE", "Verdicts", "WITNESS", "additive", "as_bits", "noise_interval",
-           "sighting", "witness_text"]
+__all__ = ["ADDITION_GAP", "Additive", "MODEL", "REACHABLE", "SAMPLER_GAP", "SEEN", "UNDECIDED",
+           "UNREACHABLE", "Verdicts", "WITNESS", "addition_model", "additive", "as_bits",
+           "lattice_model",
+           "noise_interval", "sighting", "witness_text"]
