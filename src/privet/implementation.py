@@ -49,12 +49,13 @@ def _bound(mech: Mechanism, d1, d2, event, conf: dict, confidence: float, seed,
 
 
 def certify_porosity(mechanism: Any, result: PorosityResult, *, n: int = 20_000,
-                     confidence: float = 0.95, seed: int | None = 0
-                     ) -> tuple[Counterexample, Bound]:
+                     confidence: float = 0.95, seed: int | None = 0) -> PorosityResult:
     """The porosity witness's exact event through detect and search: ``detect.test_event``
     on ``n`` fresh samples of each input, and ``search.confirm`` (independent samples,
-    Clopper-Pearson) of the same event. Both count 0 under the input that cannot output
-    the event's doubles (exactly 0: the event is decided by exact reachability)."""
+    Clopper-Pearson) of the same event. Both count 0 under the input that cannot output the
+    event's doubles (exactly 0: the event is decided by exact reachability). Returns
+    ``result`` with ``detect`` (a Counterexample) and ``bound`` (a Bound) filled in; the
+    witness must come from exact inversion (a native mechanism)."""
     from .detect import test_event
     from .search import confirm
 
@@ -68,8 +69,8 @@ def certify_porosity(mechanism: Any, result: PorosityResult, *, n: int = 20_000,
     cx = test_event(mech, w.d2, w.d1, event, n=n, seed=seed, alpha=1 - confidence)
     conf = confirm(mech, w.d2, w.d1, event, args=w.args or None, n=n, confidence=confidence,
                    seed=seed, certify="marginal")
-    return cx, _bound(mech, w.d2, w.d1, event, conf, confidence, seed,
-                      time.perf_counter() - t0)
+    bound = _bound(mech, w.d2, w.d1, event, conf, confidence, seed, time.perf_counter() - t0)
+    return dataclasses.replace(result, detect=cx, bound=bound)
 
 
 def sensitivity(mechanism: Any, *, length: int, aggregate: Any = None,

@@ -480,7 +480,9 @@ class PorosityResult:
     word or a sighting), ``unreachable`` (proved), ``undecided``. ``delta_lower`` is a
     Clopper-Pearson lower bound (at ``confidence``) on the probability that an output of
     one input is unreachable from the other: no (ε, δ) claim with a smaller δ can hold.
-    ``assumptions`` states what the proofs rest on.
+    ``assumptions`` states what the proofs rest on. ``detect`` and ``bound`` hold the
+    engines' certification of the witness's exact event (``privet.implementation.
+    certify_porosity``: ``detect.test_event`` and ``search.confirm``), when run.
     """
 
     mechanism: str
@@ -499,6 +501,8 @@ class PorosityResult:
     confidence: float = 0.95
     assumptions: str = ""
     directions: tuple = ()
+    detect: Any = None
+    bound: Any = None
     seed: int | None = None
     seconds: float | None = None
     interrupted: bool = False

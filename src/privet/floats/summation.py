@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import math
 import time
-from fractions import Fraction
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
