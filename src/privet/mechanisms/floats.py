@@ -114,7 +114,7 @@ def sequential_sum(values: np.ndarray, dtype: Any = np.float64) -> Any:
     arr = np.asarray(values, dtype=dtype)
     if arr.shape[-1] == 0:
         return np.zeros(arr.shape[:-1], dtype=dtype)[()]
-    return np.add.accumulate(arr, axis=-1, dtype=dtype)[..., -1]
+    return np.add.accumulate(arr, axis=-1, dtype=dtype)[..., -1][()]
 
 
 def _noisy_sum(noise, x, lower: float, upper: float, epsilon: float, dtype: Any):
