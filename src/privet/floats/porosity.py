@@ -37,9 +37,9 @@ from .reach import (
     UNDECIDED,
     UNREACHABLE,
     Additive,
+    Sighting,
     additive,
     as_bits,
-    sighting,
     witness_text,
 )
 from .samplers import uniform_of
@@ -71,6 +71,7 @@ class _Checker:
                     raise
                 self.why = str(err)
         self.sight, self.seed = sight, seed
+        self._sighting: Sighting | None = None
 
         self.label, self.assumptions = "", ""
 
@@ -89,7 +90,10 @@ class _Checker:
             ver = self.model(self.x, ys)
             self.label, self.assumptions = ver.method, ver.assumptions
             return ver
-        return sighting(self.mech, self.x, ys, n=self.sight, seed=self.seed, args=self.args)
+        if self._sighting is None:  # drawn once, looked up every round
+            self._sighting = Sighting(self.mech, self.x, n=self.sight, seed=self.seed,
+                                      args=self.args)
+        return self._sighting.check(ys)
 
 
 def _distinct(outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

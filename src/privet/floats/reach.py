@@ -340,30 +340,48 @@ def additive(mech: Mechanism, x: Any, args: dict | None = None) -> Additive:
     return Additive(mech, data, resolved, dist, shape, inverse)
 
 
+class Sighting:
+    """A seeded sample of ``M(x)`` to look outputs up in (drawn once): ``y`` is reachable
+    when it occurs among the ``n`` outputs; the witness is its position in
+    ``mech.sample(x, n, seed=seed)``. Undecided otherwise."""
+
+    def __init__(self, mech: Mechanism, x: Any, *, n: int, seed: int, args: dict | None = None):
+        self.n, self.seed = int(n), int(seed)
+        sample = np.asarray(mech.sample(x, self.n, args=args, seed=self.seed), dtype=np.float64)
+        rows = as_bits(sample.reshape(len(sample), -1))
+        self.width = rows.shape[1]
+        if self.width == 1:
+            self.order = np.argsort(rows[:, 0], kind="stable")
+            self.keys = rows[self.order, 0]
+        else:  # one entry per distinct row (its bytes), first occurrence kept
+            self.index: dict[bytes, int] = {}
+            for i, r in enumerate(rows):
+                self.index.setdefault(r.tobytes(), i)
+
+    def check(self, ys: np.ndarray) -> Verdicts:
+        targets = as_bits(np.asarray(ys, dtype=np.float64).reshape(len(ys), -1))
+        t = len(targets)
+        if self.width == 1:
+            pos = np.minimum(np.searchsorted(self.keys, targets[:, 0]), len(self.keys) - 1)
+            hit = self.keys[pos] == targets[:, 0]
+            where = self.order[pos]
+        else:
+            found = [self.index.get(r.tobytes()) for r in targets]
+            hit = np.array([f is not None for f in found], dtype=bool)
+            where = np.array([f or 0 for f in found], dtype=np.int64)
+        status = np.where(hit, REACHABLE, UNDECIDED).astype(np.int8)
+        witness = [{"seed": self.seed, "n": self.n, "index": int(w)} if h else None
+                   for w, h in zip(where, hit)]
+        return Verdicts(status, [SEEN if h else "" for h in hit], witness,
+                        np.zeros(t, dtype=np.int64),
+                        method=f"sighting in {self.n:,} outputs of M(D)",
+                        assumptions="none (a sighting is a proof; a miss proves nothing)")
+
+
 def sighting(mech: Mechanism, x: Any, ys: np.ndarray, *, n: int, seed: int,
              args: dict | None = None) -> Verdicts:
-    """``y`` is reachable when it occurs among ``n`` seeded outputs of ``M(x)``; the witness
-    is the position in ``mech.sample(x, n, seed=seed)``. Undecided otherwise."""
-    ys = np.asarray(ys, dtype=np.float64)
-    t = len(ys)
-    sample = np.asarray(mech.sample(x, n, args=args, seed=seed), dtype=np.float64)
-    rows = as_bits(sample.reshape(len(sample), -1))
-    targets = as_bits(ys.reshape(t, -1))
-    if rows.shape[1] == 1:
-        key_s, key_t = rows[:, 0], targets[:, 0]
-    else:  # one integer code per distinct row
-        codes = np.unique(np.concatenate([rows, targets]), axis=0, return_inverse=True)[1]
-        key_s, key_t = codes.ravel()[:len(rows)], codes.ravel()[len(rows):]
-    order = np.argsort(key_s, kind="stable")
-    pos = np.searchsorted(key_s[order], key_t)
-    pos = np.minimum(pos, len(order) - 1)
-    hit = key_s[order][pos] == key_t
-    status = np.where(hit, REACHABLE, UNDECIDED).astype(np.int8)
-    witness = [{"seed": int(seed), "n": int(n), "index": int(order[p])} if h else None
-               for p, h in zip(pos, hit)]
-    return Verdicts(status, [SEEN if h else "" for h in hit], witness,
-                    np.zeros(t, dtype=np.int64), method=f"sighting in {n:,} outputs of M(D)",
-                    assumptions="none (a sighting is a proof; a miss proves nothing)")
+    """:class:`Sighting` of ``n`` seeded outputs of ``M(x)``, then a look-up of ``ys``."""
+    return Sighting(mech, x, n=n, seed=seed, args=args).check(ys)
 
 
 def lattice_model(k: int = -1074, label: str = "a lattice sampler") -> Callable:
@@ -426,5 +444,5 @@ def witness_text(row) -> str:
 
 __all__ = ["ADDITION_GAP", "Additive", "MODEL", "REACHABLE", "SAMPLER_GAP", "SEEN", "UNDECIDED",
            "UNREACHABLE", "Verdicts", "WITNESS", "addition_model", "additive", "as_bits",
-           "lattice_model",
+           "Sighting", "lattice_model",
            "noise_interval", "sighting", "witness_text"]
