@@ -36,7 +36,7 @@ import numpy as np
 
 from ..core.errors import NoiseError, UnsupportedError
 from ..core.mechanism import Mechanism
-from ..core.noise import Dist, Noise, Sampler
+from ..core.noise import Dist, Sampler, _Probe
 from . import bits
 from .bitgen import tape_generator
 from .samplers import (
@@ -97,22 +97,6 @@ def noise_interval(c, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lo_key = np.clip(lo_key, _KEY_LO, _KEY_HI)
     hi_key = np.clip(hi_key, _KEY_LO, _KEY_HI)
     return bits.from_order_key(lo_key), bits.from_order_key(hi_key), gap
-
-
-class _Recorder(Noise):
-    """Lists a run's draws (size 1, zero noise)."""
-
-    def __init__(self):
-        self.size = 1
-        self.draws: list[tuple[Dist, tuple]] = []
-
-    def _draw(self, dist: Dist, shape: tuple) -> np.ndarray:
-        self.draws.append((dist, shape))
-        if dist.is_finite:
-            values, _ = dist.support()
-            first = np.asarray(values)[0]
-            return np.broadcast_to(first, (1, *shape, *first.shape)).copy()
-        return np.zeros((1, *shape))
 
 
 @dataclass
@@ -321,7 +305,7 @@ def additive(mech: Mechanism, x: Any, args: dict | None = None) -> Additive:
         )
     data = mech.domain.check(x)
     resolved = mech.resolve_args(args)
-    rec = _Recorder()
+    rec = _Probe()  # lists the run's draws (size 1)
     mech.run(rec, data, resolved, check_input=False)
     if len(rec.draws) != 1:
         raise UnsupportedError(
