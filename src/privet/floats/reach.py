@@ -113,11 +113,6 @@ class Verdicts:
     assumptions: str = ""
     details: dict = field(default_factory=dict)
 
-    @staticmethod
-    def undecided(n: int, method: str) -> Verdicts:
-        return Verdicts(np.full(n, UNDECIDED, dtype=np.int8), [""] * n, [None] * n,
-                        np.zeros(n, dtype=np.int64), method)
-
 
 class Additive:
     """The structure ``M(D) = f(D) + V`` of a native mechanism on one input (see module)."""
@@ -178,15 +173,14 @@ class Additive:
         row_status = np.where((status == UNREACHABLE).any(axis=1), UNREACHABLE,
                               np.where((status == REACHABLE).all(axis=1), REACHABLE,
                                        UNDECIDED)).astype(np.int8)
-        witness: list = [None] * t
-        reasons: list = [""] * t
-        for i in range(t):
-            if row_status[i] == UNREACHABLE:
-                j = int(np.argmax(status[i] == UNREACHABLE))
-                reasons[i] = f"{reason[i, j]} (coordinate {j})" if self.m > 1 else reason[i, j]
-            elif row_status[i] == REACHABLE:
-                reasons[i] = WITNESS
-                witness[i] = tuple(found[i])  # the words of each coordinate's draw
+        first = np.argmax(status == UNREACHABLE, axis=1)  # the coordinate that decides it
+        why = reason[np.arange(t), first]
+        if self.m > 1:
+            why = np.array([f"{w} (coordinate {j})" for w, j in zip(why, first)], dtype=object)
+        reasons = np.where(row_status == UNREACHABLE, why,
+                           np.where(row_status == REACHABLE, WITNESS, "")).tolist()
+        witness: list = [tuple(found[i]) if row_status[i] == REACHABLE else None
+                         for i in range(t)]  # the words of each coordinate's draw
         self._confirm(ys, row_status, witness)
         return Verdicts(row_status, reasons, witness, tried,
                         method=f"exact inversion of {self.inverse.describe()}",
@@ -285,14 +279,24 @@ class Additive:
         return np.asarray(out, dtype=np.float64).reshape(self.m)
 
     def _confirm(self, ys: np.ndarray, status: np.ndarray, witness: list) -> None:
-        """Run the mechanism itself on every witness: it must output the target."""
-        for i in np.flatnonzero(status == REACHABLE):
-            out = self.run_tape(self.tape_of(witness[i]))
-            if not np.array_equal(as_bits(out), as_bits(ys[i])):
-                raise UnsupportedError(
-                    f"mechanism {self.mech.name!r} is not of the form f(D) + noise: a witness "
-                    "word of its sampler does not reproduce the output."
-                )
+        """Run the mechanism itself on every witness: it must output the target (one batch
+        when every witness uses the fast path's words, else one run each)."""
+        idx = np.flatnonzero(status == REACHABLE)
+        if not idx.size:
+            return
+        width = self.inverse.width
+        try:
+            rows = np.array([witness[i] for i in idx], dtype=np.uint64)
+            if rows.shape != (idx.size, self.m, width):
+                raise ValueError
+            out = self.outputs(rows)
+        except (ValueError, NoiseError):  # wedge or tail words, or a rejection
+            out = np.stack([self.run_tape(self.tape_of(witness[i])) for i in idx])
+        if not np.array_equal(as_bits(out), as_bits(ys[idx])):
+            raise UnsupportedError(
+                f"mechanism {self.mech.name!r} is not of the form f(D) + noise: a witness "
+                "word of its sampler does not reproduce the output."
+            )
 
 
 def additive(mech: Mechanism, x: Any, args: dict | None = None) -> Additive:
