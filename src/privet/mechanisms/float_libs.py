@@ -5,8 +5,10 @@ float checks of :mod:`privet.floats` need.
 
 * **Samplers** (black boxes, sampled only): ``diffprivlib.laplace`` (``Laplace``, four
   uniforms per value, Holohan and Braghin's sampler), ``diffprivlib.gaussian`` (``Gaussian``:
-  two legacy polar-method normals averaged), ``opendp.laplace`` (``make_laplace``) and
-  ``opendp.gaussian`` (``make_gaussian``). :func:`models` gives their reachability models:
+  two legacy polar-method normals averaged), ``opendp.laplace`` (``make_laplace``),
+  ``opendp.gaussian`` (``make_gaussian``), and ``pydp.laplace`` / ``pydp.gaussian`` (PyDP,
+  the Python API of Google's C++ library: ``LaplaceMechanism``, ``GaussianMechanism``).
+  :func:`models` gives their reachability models:
   OpenDP documents an exact discrete distribution on the lattice ``2^k`` (``k`` the smallest
   granularity, 2^-1074, by default) rounded to the nearest double, under which every finite
   double is reachable from every input (:func:`privet.floats.reach.lattice_model`);
@@ -29,6 +31,7 @@ Importing this module imports neither library; a missing library raises
 
 from __future__ import annotations
 
+import importlib.metadata
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import UnsupportedError
 from ..core.mechanism import Domain, Mechanism, Output
 from ..core.neighbors import all_differ
 from ..core.noise import Noise
@@ -65,6 +69,48 @@ class _GaussianRunner:
         return np.asarray(meas([float(x[0])] * n), dtype=float)
 
 
+@dataclass(frozen=True)
+class _PyDPRunner:
+    """Picklable black box of PyDP's (Google's DP library) numerical mechanisms, one call per
+    sample; PyDP draws from its own secure generator and cannot be seeded."""
+
+    what: str
+    name: str
+
+    def __call__(self, noise: Noise, x: np.ndarray, **_: Any) -> np.ndarray:
+        libs._need_sampler(noise, self.name)
+        nm = _pydp().algorithms.numerical_mechanisms
+        mech = nm.LaplaceMechanism(epsilon=1.0, sensitivity=1.0) if self.what == "laplace" \
+            else nm.GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+        value = float(x[0])
+        return np.fromiter((mech.add_noise(value) for _ in range(noise.size)), float,
+                           count=noise.size)
+
+
+def _pydp() -> Any:
+    try:
+        import pydp
+    except Exception as err:  # ImportError, or a broken native extension
+        raise UnsupportedError(f"this adapter needs PyDP (python-dp), which cannot be "
+                               f"imported ({type(err).__name__}: {err}); install "
+                               "privet[libs].") from None
+    return pydp
+
+
+def pydp(what: str) -> Mechanism:
+    """PyDP's ``LaplaceMechanism(epsilon=1, sensitivity=1)`` or ``GaussianMechanism(epsilon=1,
+    delta=1e-5, sensitivity=1)`` on one value (Google's C++ library: noise on a
+    power-of-two granularity), sampled only."""
+    _pydp()
+    version = importlib.metadata.version("python-dp")
+    return Mechanism(
+        fn=_PyDPRunner(what, f"pydp.{what}"), name=f"pydp.{what}", epsilon=1.0,
+        delta=0.0 if what == "laplace" else 1e-5, neighbors=all_differ(1.0),
+        domain=Domain(length=1), output=Output.numeric(), kind="blackbox",
+        source=f"PyDP {version}", passes_epsilon=False,
+        description=f"PyDP {what} mechanism (Google's differential privacy library)")
+
+
 def gaussian(library: str) -> Mechanism:
     """The library's Gaussian mechanism on one value (σ of diffprivlib's ``Gaussian`` at
     ε = 1, δ = 1e-5, Δ = 1; OpenDP ``make_gaussian`` with the same σ), sampled only."""
@@ -86,6 +132,10 @@ def samplers() -> dict[str, Mechanism]:
             continue
         out[f"{library}.laplace"] = libs.get(f"{library}.laplace")
         out[f"{library}.gaussian"] = gaussian(library)
+    try:
+        out["pydp.laplace"], out["pydp.gaussian"] = pydp("laplace"), pydp("gaussian")
+    except UnsupportedError:
+        pass
     return out
 
 
@@ -171,4 +221,4 @@ def aggregates(length: int = 1024, bounds: tuple[float, float] = (0.0, 1.0)
     return out
 
 
-__all__ = ["Aggregate", "aggregates", "gaussian", "models", "samplers"]
+__all__ = ["Aggregate", "aggregates", "gaussian", "models", "pydp", "samplers"]
