@@ -71,3 +71,17 @@ def test_bad_requests_get_one_sentence():
     with pytest.raises(ParameterError):
         floats.porosity(mech, [0.0], [1.0], n=0)
     assert np.isfinite(mech.sample([0.0], 3, seed=0)).all()
+
+
+def test_results_render_in_the_terminal_and_in_html():
+    from privet.report import render_any
+    from privet.report.html import to_html
+
+    res = floats.porosity(lib.get("floats.laplace"), [0.0], [1.0], n=200, seed=1, first=True)
+    sens = floats.sum_sensitivity(lambda x: float(np.sum(np.clip(x, 0, 1))), bounds=(0, 1),
+                                  length=2, iterations=5)
+    for r in (res, sens):
+        page = to_html(r)
+        assert r.verdict.split(":")[0] in page and "https://" not in page
+        assert render_any(r) is not None
+    assert res.witness.value_hex in to_html(res)
