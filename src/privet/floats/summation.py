@@ -174,23 +174,29 @@ def sum_sensitivity(aggregate: Callable[[np.ndarray], float], *,
     best = pairs[0]
     rng = np.random.default_rng(seed)
     starts = pairs[:8]
-    for it in range(int(iterations)):
-        if budget is not None and time.perf_counter() - t0 > budget:
-            break
-        base = starts[it % len(starts)] if it < len(starts) * 4 else best
-        cand = _mutate(base, rng, (lo, hi), neighbors, dtype)
-        if cand is None:
-            continue
-        a, b = ev.one(cand[0]), ev.one(cand[1])
-        family = base.family if base.family.endswith("(tuned)") else base.family + " (tuned)"
-        p = Pair(cand[0], cand[1], a, b, family)
-        if p.gap > best.gap:
-            best = p
+    interrupted = False
+    try:
+        for it in range(int(iterations)):
+            if budget is not None and time.perf_counter() - t0 > budget:
+                break
+            base = starts[it % len(starts)] if it < len(starts) * 4 else best
+            cand = _mutate(base, rng, (lo, hi), neighbors, dtype)
+            if cand is None:
+                continue
+            a, b = ev.one(cand[0]), ev.one(cand[1])
+            family = base.family if base.family.endswith("(tuned)") else \
+                base.family + " (tuned)"
+            p = Pair(cand[0], cand[1], a, b, family)
+            if p.gap > best.gap:
+                best = p
+    except KeyboardInterrupt:  # Ctrl-C: keep the best pair so far, say so
+        interrupted = True
     # the reported pair is re-checked with the aggregate exactly as given
     f1b, f2b = ev.one(best.d1), ev.one(best.d2)
     gap = abs(Fraction(f1b) - Fraction(f2b))
     excess = gap - Fraction(decl)
     exceeds = excess > 0
+    verdict_prefix = "interrupted: " if interrupted else ""
     if exceeds:
         verdict = (f"sensitivity exceeded: |f(D1) - f(D2)| = {float(gap):.17g} > declared "
                    f"{decl:g} (excess {float(excess):.3g})")
@@ -198,14 +204,16 @@ def sum_sensitivity(aggregate: Callable[[np.ndarray], float], *,
         verdict = (f"no pair above the declared sensitivity {decl:g} found "
                    f"({ev.count:,} datasets summed)")
     return SensitivityResult(
-        aggregate=name or getattr(aggregate, "__name__", "aggregate"), verdict=verdict,
+        aggregate=name or getattr(aggregate, "__name__", "aggregate"),
+        verdict=verdict_prefix + verdict,
         bounds=(lo, hi), neighbors=neighbors, length=length, declared=decl,
         difference=float(gap), excess=float(excess),
         ratio=float(gap / Fraction(decl)) if decl > 0 else math.inf, exceeds=bool(exceeds),
         d1=tuple(best.d1.tolist()), d2=tuple(best.d2.tolist()), f1=f1b, f2=f2b,
         family=best.family, evaluated=ev.count, seconds=time.perf_counter() - t0,
         details={"f1_hex": float(f1b).hex(), "f2_hex": float(f2b).hex(),
-                 "dtype": np.dtype(dtype).name, "iterations": int(iterations)})
+                 "dtype": np.dtype(dtype).name, "iterations": int(iterations),
+                 "interrupted": interrupted})
 
 
 def _mutate(p: Pair, rng: np.random.Generator, bounds, neighbors: str, dtype: Any):
