@@ -1,6 +1,6 @@
 """Floating-point mechanisms: the textbook ones with their implementation bugs, and the fixes.
 
-* ``floats.laplace`` -- ``x + Lap(Δ/ε)`` with NumPy's sampler, coordinate-wise: the textbook
+* ``floats.laplace`` -- ``x + Lap(Δ/ε)`` with NumPy's sampler, on one query: the textbook
   floating-point Laplace mechanism. Its outputs are porous (Mironov, *On significance of the
   least significant bits for differential privacy*, CCS 2012, Sec. 3): many doubles that
   ``M(x')`` outputs ``M(x)`` cannot, so its true ε is infinite.
@@ -47,16 +47,18 @@ CASACUBERTA = "Casacuberta, Shoemate, Vadhan, Wagaman, CCS 2022"
 SNAP_B = 100.0
 SUM_LENGTH = 16
 SUM_DOMAIN = Domain(length=(1, 1 << 16))
+# one real query: the noise of each mechanism is calibrated to one answer of sensitivity 1
+QUERY = Domain(length=1)
 
 
-@mechanism(name="floats.laplace", epsilon=1.0, neighbors=all_differ(1), true_epsilon=math.inf,
-           source=f"{MIRONOV}, Sec. 3 (NumPy's Generator.laplace)")
+@mechanism(name="floats.laplace", domain=QUERY, epsilon=1.0, neighbors=all_differ(1),
+           true_epsilon=math.inf, source=f"{MIRONOV}, Sec. 3 (NumPy's Generator.laplace)")
 def laplace(noise, x, *, epsilon):
-    """Textbook float Laplace: x + Lap(1/eps) per entry, NumPy's sampler (porous)."""
+    """Textbook float Laplace: x + Lap(1/eps) on one query, NumPy's sampler (porous)."""
     return x + noise.laplace(1.0 / epsilon, x.shape)
 
 
-@mechanism(name="floats.laplace_inverse_cdf", epsilon=1.0, neighbors=all_differ(1),
+@mechanism(name="floats.laplace_inverse_cdf", domain=QUERY, epsilon=1.0, neighbors=all_differ(1),
            true_epsilon=math.inf, source=f"{MIRONOV}, Sec. 3 (textbook formula)")
 def laplace_inverse_cdf(noise, x, *, epsilon):
     """Textbook float Laplace by the inverse CDF -b sgn(u) ln(1 - 2|u|) (porous)."""
@@ -68,22 +70,22 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
 
-@mechanism(name="floats.gaussian", epsilon=1.0, delta=1e-5, neighbors=all_differ(1),
+@mechanism(name="floats.gaussian", domain=QUERY, epsilon=1.0, delta=1e-5, neighbors=all_differ(1),
            true_epsilon=math.inf, source="Jin et al., S&P 2022, Sec. 4 (NumPy's ziggurat)")
 def gaussian(noise, x, *, epsilon, delta=1e-5):
-    """Float Gaussian: x + N(0, sigma^2) per entry, classic sigma, NumPy's ziggurat."""
+    """Float Gaussian: x + N(0, sigma^2) on one query, classic sigma, NumPy's ziggurat."""
     return x + noise.gaussian(gaussian_sigma(epsilon, delta), x.shape)
 
 
-@mechanism(name="floats.gaussian_box_muller", epsilon=1.0, delta=1e-5,
+@mechanism(name="floats.gaussian_box_muller", domain=QUERY, epsilon=1.0, delta=1e-5,
            neighbors=all_differ(1), source="Jin et al., S&P 2022, Sec. 4 (Box-Muller)")
 def gaussian_box_muller(noise, x, *, epsilon, delta=1e-5):
     """Float Gaussian drawn by Box-Muller (cosine branch)."""
     return x + noise.gaussian(gaussian_sigma(epsilon, delta), x.shape, sampler="box_muller")
 
 
-@mechanism(name="floats.gaussian_polar", epsilon=1.0, delta=1e-5, neighbors=all_differ(1),
-           source="Jin et al., S&P 2022, Sec. 4 (polar method)")
+@mechanism(name="floats.gaussian_polar", domain=QUERY, epsilon=1.0, delta=1e-5,
+           neighbors=all_differ(1), source="Jin et al., S&P 2022, Sec. 4 (polar method)")
 def gaussian_polar(noise, x, *, epsilon, delta=1e-5):
     """Float Gaussian drawn by Marsaglia's polar method (NumPy's legacy normal)."""
     return x + noise.gaussian(gaussian_sigma(epsilon, delta), x.shape, sampler="polar")
@@ -94,7 +96,7 @@ def snapping_lambda(epsilon: float, bound: float) -> float:
     return (1.0 + 2.0 ** -49 * bound) / epsilon
 
 
-@mechanism(name="floats.snapping", epsilon=1.0, neighbors=all_differ(1),
+@mechanism(name="floats.snapping", domain=QUERY, epsilon=1.0, neighbors=all_differ(1),
            arg_ranges={"B": (10.0, 1000.0)}, true_epsilon=1.0,
            source=f"{MIRONOV}, Sec. 5.2")
 def snapping(noise, x, *, epsilon, B=SNAP_B):
@@ -137,8 +139,8 @@ def clamped_sum_f32(noise, x, *, epsilon, lower=0.0, upper=1.0):
 
 
 @mechanism(name="floats.geometric", epsilon=1.0, neighbors=all_differ(1),
-           domain=Domain(integer=True), output=Output.numeric(integer=True), true_epsilon=1.0,
-           source="Ghosh, Roughgarden, Sundararajan (geometric mechanism)")
+           domain=Domain(length=1, integer=True), output=Output.numeric(integer=True),
+           true_epsilon=1.0, source="Ghosh, Roughgarden, Sundararajan (geometric mechanism)")
 def geometric(noise, x, *, epsilon):
     """Integer counts + two-sided geometric noise (alpha = e^-eps): exact integers."""
     return x + noise.geometric(math.exp(-epsilon), x.shape)
@@ -160,7 +162,7 @@ MECHANISMS = (laplace, laplace_inverse_cdf, gaussian, gaussian_box_muller, gauss
 
 PER_QUERY = frozenset({"floats.laplace", "floats.laplace_inverse_cdf", "floats.gaussian",
                        "floats.gaussian_box_muller", "floats.gaussian_polar",
-                       "floats.snapping", "floats.geometric"})
+                       "floats.snapping", "floats.geometric"})  # one query: one entry each
 
 EXAMPLES: dict[str, list[float]] = {m.name: [0.0] for m in MECHANISMS}
 EXAMPLES["floats.clamped_sum"] = [0.5] * SUM_LENGTH
