@@ -41,3 +41,12 @@ def test_the_unreachable_event_is_empty_under_d1():
 def test_unknown_features_are_one_sentence():
     with pytest.raises(ParameterError):
         floats.view(lib.get("floats.laplace"), "mantissa")
+
+
+def test_timed_black_boxes_append_their_duration():
+    # structure only: timings depend on the machine, so no test asserts on their values
+    mech = floats.timed(lambda x, rng=None: float(x[0]) + rng.laplace(), epsilon=1.0)
+    out = mech.sample([0.0], 5, seed=0)
+    assert out.shape == (5, 2) and np.all(out[:, 1] >= 0) and np.all(out[:, 1] % 1 == 0)
+    alone = floats.timed(lambda x, rng=None: 0.0, with_output=False).sample([0.0], 3, seed=0)
+    assert alone.shape == (3,)
