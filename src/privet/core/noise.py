@@ -253,7 +253,7 @@ def _gaussian_polar(rng: np.random.Generator, p: dict, shape: Shape) -> np.ndarr
         ok = (r2 < 1.0) & (r2 != 0.0)
         flat[todo[ok]] = np.sqrt(-2.0 * np.log(r2[ok]) / r2[ok]) * x2[ok]
         todo = todo[~ok]
-    else:  # 200 rejections of one entry have probability (1 - pi/4)^200 < 1e-130
+    if todo.size:  # 200 rejections of one entry have probability (1 - pi/4)^200 < 1e-130
         raise NoiseError("the polar method rejected 200 times in a row: the generator is "
                          "not producing uniforms.")
     return np.asarray(p["sigma"], dtype=float) * out
