@@ -121,9 +121,9 @@ def porosity(mechanism: Any, d1: Any, d2: Any, *, args: dict | None = None,
     outputs of the other input), or ``'auto'`` (exact when possible). ``model``: a
     documented sampler model for a black box (``model(x, ys) -> Verdicts``, e.g.
     :func:`privet.floats.reach.lattice_model`), used instead. ``first``: stop at the first
-    certified witness. ``ulps``: the error
-    bound on libm's ``log``/``exp`` the sampler windows are widened by. ``budget``: stop
-    after this many seconds (the counts say how many outputs were checked). Outputs are
+    certified witness. ``ulps``: the error bound on libm's ``log``/``exp`` the sampler
+    windows are widened by. ``budget``: stop after this many seconds (the counts say how
+    many outputs were checked). Outputs are
     drawn in rounds of ``batch`` from seeds derived from ``seed``, so every witness replays
     with ``mechanism.sample(d2, witness.n, seed=witness.seed)[witness.index]``.
 
