@@ -188,6 +188,11 @@ def _cases() -> list[Case]:
             ("--arg", "k=" + "[" * 100_000, ("sample", "statdp.noisy_max_v1a", "-x", "1")),
             ("--input", "nan", ("sample", "statdp.noisy_max_v1a")),
             ("--paper", "nope", ("list",)),
+            ("-n", "1e30", ("floats", "porosity", "floats.laplace", "--d1", "0", "--d2", "1")),
+            ("--budget", "nan", ("floats", "porosity", "floats.laplace", "--d1", "0", "--d2",
+                                 "1")),
+            ("--seed", "-1", ("floats", "porosity", "floats.laplace", "--d1", "0", "--d2",
+                              "1")),
             ("--bogus", "1", ("list",))):
         add(Case(f"{cmd[0]} {flag} {value}", (*cmd, flag, value), group="flags"))
     # -- saved results given to privet report --------------------------------------------------
