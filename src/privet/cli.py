@@ -9,6 +9,7 @@ it), 2 bad input (one sentence on stderr, no traceback), 3 unknown (a solver gav
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -26,14 +27,13 @@ SAMPLING_COMMANDS = ("detect", "search", "synth", "sample", "suite")  # these ta
 def parse_value(text: str) -> Any:
     """``3`` -> 3, ``0.5`` -> 0.5, ``[1,2]`` -> [1, 2], anything else stays a string
     (bounded: nesting and digits as in :func:`privet.core.safe.load_json`)."""
-    from .core.safe import load_json
+    from .core.safe import check_depth
 
     try:
-        return load_json(text, "--arg")
-    except PrivetError as err:
-        if "nests" in str(err):
-            raise
+        value = json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, too many digits, or nested too deep
         return text
+    return check_depth(value, "--arg")
 
 
 def parse_vector(text: str) -> list[float]:
@@ -258,29 +258,28 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif args.html:
         from .report.html import write_html
 
-        try:
-            path = write_html(args.html, items, title=f"privet report: {Path(args.file).name}")
-        except PrivetError:
-            raise
-        except Exception as err:  # noqa: BLE001 - a malformed field deep in the file
-            raise _malformed(shown, err) from None
+        path = _rendered(shown, lambda: write_html(
+            args.html, items, title=f"privet report: {Path(args.file).name}"))
         print(f"report saved to {path}")
     else:
-        try:
-            out = render_saved(items if len(items) > 1 else items[0])
-        except PrivetError:
-            raise
-        except Exception as err:  # noqa: BLE001 - a malformed field deep in the file
-            raise _malformed(shown, err) from None
-        console().file.write(out)
+        console().file.write(_rendered(
+            shown, lambda: render_saved(items if len(items) > 1 else items[0])))
     return 0
 
 
-def _malformed(shown: str, err: Exception) -> PrivetError:
-    from .cli_support import _oneline
+def _rendered(shown: str, render: Any) -> Any:
+    """``render()``; a malformed value deep in a saved file (the loader checks only each
+    field's top level) is one sentence, and nothing was printed or written yet."""
+    try:
+        return render()
+    except PrivetError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any renderer failing on the file's values
+        from .cli_support import _oneline
 
-    return PrivetError(f"{shown} holds a privet result with a malformed value that cannot be "
-                       f"rendered ({_oneline(err).rstrip('.')}); save it again with --json.")
+        raise PrivetError(f"{shown} holds a privet result with a malformed value that "
+                          f"cannot be rendered ({_oneline(err).rstrip('.')}); save it again "
+                          "with --json.") from None
 
 
 COMMANDS = {"list": cmd_list, "sample": cmd_sample, "suite": cmd_suite, "report": cmd_report}
@@ -315,7 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("out of memory; ask for less work (fewer samples, inputs or a shorter "
                      "length).")
     except BrokenPipeError:  # `privet ... | head`: the reader left, nothing more to say
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit-time flush
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # no real stdout
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # exit-time flush
         return 2
     if getattr(args, "interrupted", False):
         print("privet: interrupted; the results above are partial (marked interrupted).",

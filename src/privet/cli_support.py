@@ -124,7 +124,6 @@ def count(what: str, low: int = 1, high: int = MAX_SAMPLES):
     def parse(text: str) -> int:
         return integer(text, what, low, high)
 
-    parse.__name__ = what  # argparse names the type in some messages
     return parse
 
 
@@ -156,7 +155,6 @@ def real(what: str, low: float | None = None, high: float | None = None,
                                              f"got {text!r}")
         return value
 
-    parse.__name__ = what
     return parse
 
 
@@ -210,7 +208,6 @@ def output_file(flag: str):
             raise _flag_error(err) from None
         return text
 
-    parse.__name__ = "file"
     return parse
 
 
