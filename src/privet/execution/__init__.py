@@ -633,8 +633,13 @@ def collect_reduced(mech: Mechanism, x: Any, n: int, args: Mapping | None = None
 def collect(mech: Mechanism, x: Any, n: int, args: Mapping | None = None,
             seed: int | None = None, chunk: int = DEFAULT_CHUNK, executor: Any = None
             ) -> np.ndarray:
-    """All ``n`` outputs as one array (for inspection and small runs)."""
-    return collect_reduced(mech, x, n, args, seed, chunk, executor).value
+    """All ``n`` outputs as one array (for inspection and small runs). Ctrl-C raises
+    KeyboardInterrupt rather than return fewer outputs than asked for
+    (:func:`collect_reduced` keeps them)."""
+    red = collect_reduced(mech, x, n, args, seed, chunk, executor)
+    if red.interrupted:
+        raise KeyboardInterrupt
+    return red.value
 
 
 def memory_limit() -> int:
