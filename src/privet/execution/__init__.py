@@ -15,6 +15,7 @@ import collections
 import concurrent.futures as cf
 import contextlib
 import dataclasses
+import itertools
 import logging
 import os
 import pickle
@@ -67,19 +68,25 @@ def _cancel_each(futures: list) -> None:
         f.cancel()
 
 
-def _in_order(futures: list, cancel: Callable[[list], Any] = _cancel_each) -> Any:
-    """Results of submitted futures in submission order.
+def _in_order(submit: Callable[[tuple], Any], jobs: list, window: int | None = None,
+              cancel: Callable[[list], Any] = _cancel_each) -> Any:
+    """Results of ``submit(job)`` futures in job order, at most ``window`` in flight (all
+    at once when None); the next job is submitted as each result is read.
 
     Each future is dropped once its result is read (a cluster frees its memory); when the
     consumer stops early (Ctrl-C, an error, ``close()``) the outstanding futures are
-    cancelled with ``cancel(futures)``.
+    cancelled with ``cancel(futures)``. A bounded window keeps a scheduler from digesting
+    thousands of tasks at once (after Ctrl-C it would keep at it for many seconds).
     """
-    pending = collections.deque(futures)
-    del futures  # only the deque holds them: a read future is released at once
+    todo = iter(jobs)
+    pending = collections.deque(submit(job) for job in
+                                itertools.islice(todo, window if window else len(jobs)))
     try:
         while pending:
             result = pending[0].result()
             pending.popleft()
+            for job in itertools.islice(todo, 1):
+                pending.append(submit(job))
             yield result
     finally:
         if pending:
@@ -115,7 +122,7 @@ class ProcessPool:
         self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_sigint)
 
     def map(self, fn: Callable, jobs: list[tuple]):
-        return _in_order([self.pool.submit(fn, *job) for job in jobs])
+        return _in_order(lambda job: self.pool.submit(fn, *job), jobs)
 
     def close(self):
         terminate = getattr(self.pool, "terminate_workers", None)  # Python >= 3.14
@@ -415,11 +422,14 @@ class DaskExecutor:
             # import those modules: cloudpickle the whole call, which ships them by value
             import cloudpickle
 
-            futures = [self.client.submit(_call_blob, cloudpickle.dumps((fn, job)),
-                                          pure=False) for job in shipped]
+            def submit(job: tuple) -> Any:
+                return self.client.submit(_call_blob, cloudpickle.dumps((fn, job)),
+                                          pure=False)
         else:
-            futures = [self.client.submit(fn, *job, pure=False) for job in shipped]
-        return _in_order(futures, cancel=self._cancel)
+            def submit(job: tuple) -> Any:
+                return self.client.submit(fn, *job, pure=False)
+        threads = sum(self.client.nthreads().values()) or 1
+        return _in_order(submit, shipped, window=max(8, 4 * threads), cancel=self._cancel)
 
     def _check_workers(self, fn: Callable, jobs: list[tuple]) -> None:
         """Fail in one sentence, not hang, when there are no workers or they cannot import
