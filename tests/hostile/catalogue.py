@@ -95,8 +95,8 @@ class Case:
     group, as a terminal does) once the run is under way: ``"cpu"`` after one CPU second
     past start-up, ``"waiting"`` 2 s after start-up (the command waits on something),
     ``"children"`` once worker processes exist, ``"workers"`` once they
-    have used as much CPU as privet's start-up (they run chunks, so the local Dask cluster
-    has started: it ignores Ctrl-C while it starts, see ``privet.execution``)."""
+    have used a CPU second more than privet's start-up (they run chunks, so the local Dask
+    cluster has started: it ignores Ctrl-C while it starts, see ``privet.execution``)."""
 
     name: str
     argv: tuple
@@ -425,8 +425,9 @@ def _ready(pid: int, how: str, threshold: float) -> bool:
     if how == "children":
         return bool(_children(pid))
     if how == "workers":
-        kids = _children(pid)
-        return bool(kids) and all(_cpu_seconds(k) >= threshold - 1.0 for k in kids)
+        # a worker has run chunks (other children, such as multiprocessing's resource
+        # tracker, stay idle)
+        return any(_cpu_seconds(k) >= threshold for k in _children(pid))
     return _cpu_seconds(pid) >= threshold
 
 
