@@ -409,7 +409,7 @@ def inference_dense(target: Target, xs: np.ndarray, progress: bool = False) -> T
                 if bar is not None:
                     bar.advance(len(xc))
         target.solver_runs += 1
-        keys = [_key(y) for y in ys]
+        keys = [_key(c.decode(y)) for y in ys]
         if ex is not None:
             # the float screen is computed from the exact values (correctly rounded logs)
             logp = _logs_of_exact(ex) - math.log(c.denominator)
@@ -687,7 +687,7 @@ def exact_acc(target: Target, alpha: float, inputs: np.ndarray, truth: Callable
     if target.backend == "bdd":
         c = target.compiled
         assert c is not None
-        space = [_key(y) for y in c.output_space()]
+        space = [_key(c.decode(y)) for y in c.output_space()]
         pts_x, pts_y, owner = [], [], []
         for i, x in enumerate(xs):
             for y in _window(space, truth(np.asarray(x)), alpha):   # Eq. (11) in general
