@@ -66,6 +66,7 @@ class Target:
     length: int | None = None
     compile_seconds: float = 0.0
     solver_runs: int = 0
+    choice: str = ""                # why this backend (auto: the cost comparison)
     _dists: dict = field(default_factory=dict)
     _enum: Enumerate | None = None
 
@@ -123,20 +124,15 @@ class Target:
 
 def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
                 args: Mapping[str, Any] | None = None,
-                cap: int = DEFAULT_ENUMERATION_CAP, length: int | None = None) -> Target:
+                cap: int = DEFAULT_ENUMERATION_CAP, length: int | None = None,
+                n_inputs: int | None = None) -> Target:
     """Resolve ``obj`` (Mechanism or Program) and ``backend`` into a :class:`Target`.
 
-    A library mechanism of the WMC/FAIER benchmarks also runs on the BDD backend through
-    its BDD-language twin (:func:`privet.exact.programs.for_mechanism`).
+    A mechanism runs on Enumerate or, compiled by the Compile interpreter
+    (:mod:`privet.exact.compile`), on the BDD backend; "auto" picks the cheaper for
+    ``n_inputs`` inputs (:func:`privet.exact.backend.choose_backend`) and records why in
+    ``Target.choice``.
     """
-    t = _make_target(obj, backend, fractions, args, cap, length)
-    if t.length is None:
-        t.length = length
-    return t
-
-
-def _make_target(obj: Any, backend: str, fractions: bool, args: Mapping[str, Any] | None,
-                 cap: int, length: int | None) -> Target:
     if backend not in ("auto", "enumerate", "bdd", "bdd-fixed"):
         raise ParameterError(f"unknown backend {backend!r}; use auto, enumerate, bdd or "
                              "bdd-fixed.")
@@ -145,28 +141,44 @@ def _make_target(obj: Any, backend: str, fractions: bool, args: Mapping[str, Any
             backend = "bdd-fixed"
         elif backend == "auto":
             backend = "bdd"
-        t = Target(obj, backend, fractions, dict(args or {}), cap)
+        t = Target(obj, backend, fractions, dict(args or {}), cap, length=length)
         if backend == "bdd":
             start = time.perf_counter()
             t.compiled = obj.compile(args, exact=fractions)
             t.compile_seconds = time.perf_counter() - start
         return t
     if isinstance(obj, Mechanism):
-        if backend in ("bdd", "bdd-fixed"):
-            from .programs import for_mechanism
-
-            bdd_version = for_mechanism(obj, length, args)
-            if bdd_version is None:
-                raise ParameterError(
-                    f"the BDD backend needs a BDD-language program, and mechanism "
-                    f"{obj.name!r} is plain NumPy code; write it with privet.exact.bdd.program "
-                    "(see privet.exact.programs) or use backend='enumerate'."
-                )
-            return _make_target(bdd_version, backend, fractions, None, cap, length)
         obj.require("enumerate", "privet.exact")
         resolved = obj.resolve_args(args) if args else dict(obj.args)
-        return Target(obj, "enumerate", fractions, dict(resolved), cap)
+        if backend != "enumerate":
+            from .backend import choose_backend
+
+            n = length if length is not None else obj.domain.length
+            if isinstance(n, int):
+                count = n_inputs if n_inputs is not None else _domain_count(obj, n)
+                choice = choose_backend(obj, backend=backend, fractions=fractions, args=args,
+                                        length=n, n_inputs=count)
+                if choice.backend != "enumerate":
+                    assert choice.program is not None
+                    t = Target(choice.program, choice.backend, fractions, {}, cap,
+                               compiled=choice.compiled, length=n,
+                               compile_seconds=choice.compile_seconds, choice=choice.reason)
+                    return t
+                return Target(obj, "enumerate", fractions, dict(resolved), cap, length=length,
+                              choice=choice.reason)
+            if backend != "auto":
+                raise InputError(f"the BDD backend needs the input length of {obj.name!r}: "
+                                 "give length=n.")
+        return Target(obj, "enumerate", fractions, dict(resolved), cap, length=length,
+                      choice="enumerate (asked for)" if backend == "enumerate" else "")
     raise PrivetError(f"privet.exact needs a privet mechanism or a BDD program, got {obj!r}.")
+
+
+def _domain_count(mech: Mechanism, n: int) -> int:
+    dom = mech.domain
+    if not (dom.integer and math.isfinite(dom.low) and math.isfinite(dom.high)):
+        return 1
+    return int(dom.high - dom.low + 1) ** n
 
 
 # ------------------------------------------------------------------------------------------

@@ -934,13 +934,14 @@ class Compile(Noise):
         ev = values.shape[1:]
         m = int(np.prod(ev, dtype=np.int64)) if ev else 1
         out = np.empty((n, m), dtype=object)
+        cols = [vals[:, j].tolist() for j in range(m)]
         for i in range(n):
             if not ev:
-                out[i, 0] = _Lazy(lambda v=vals[:, 0].tolist(): b.discrete(probs, v))
+                out[i, 0] = _Lazy(lambda: b.discrete(probs, cols[0]))
                 continue
             index = _Lazy(lambda: b.discrete(probs, list(range(len(vals)))))
             for j in range(m):
-                out[i, j] = _Lazy(lambda col=vals[:, j].tolist(), index=index:
+                out[i, j] = _Lazy(lambda col=cols[j], index=index:
                                   _lookup(self.k, index.get(), col))
         return Sym(self.k, out.reshape((1, *shape, *ev)))
 
