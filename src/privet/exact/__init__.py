@@ -336,7 +336,7 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     xs = input_grid(t, inputs, input_cap)
     if truth is None:
         truth = getattr(t.obj, "truth", None) or (lambda x: int(np.sum(x)))
-    res = exact_acc(t, float(alpha), xs, truth)
+    res = exact_acc(t, float(alpha), xs, truth, keep=max(1, int(top_k)))
     details: dict[str, Any] = {"inference_size": res.inference_size,
                                "solver_runs": t.solver_runs, "inputs": len(xs),
                                "backend_choice": t.choice}

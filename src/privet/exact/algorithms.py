@@ -58,7 +58,7 @@ class Target:
     """A mechanism or program with the backend that answers its inference queries."""
 
     obj: Mechanism | Program
-    backend: str                    # enumerate | bdd | bdd-fixed
+    backend: str                    # enumerate | counting | bdd | bdd-fixed
     exact: bool
     args: dict
     cap: int
@@ -67,6 +67,7 @@ class Target:
     compile_seconds: float = 0.0
     solver_runs: int = 0
     choice: str = ""                # why this backend (auto: the cost comparison)
+    counted: Any = None             # backend "counting": a privet.exact.counting.Counted
     _dists: dict = field(default_factory=dict)
     _enum: Enumerate | None = None
 
@@ -105,6 +106,8 @@ class Target:
                 ) from None
             except GridTooLargeError as err:
                 raise GridTooLargeError(f"mechanism {mech.name!r}: {err}") from None
+        elif self.backend == "counting":
+            d = self.counted.distribution(x)
         elif self.backend == "bdd-fixed":
             prog = self.obj
             assert isinstance(prog, Program)
@@ -162,7 +165,8 @@ def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
                     assert choice.program is not None
                     t = Target(choice.program, choice.backend, fractions, {}, cap,
                                compiled=choice.compiled, length=n,
-                               compile_seconds=choice.compile_seconds, choice=choice.reason)
+                               compile_seconds=choice.compile_seconds, choice=choice.reason,
+                               counted=choice.counted)
                     return t
                 return Target(obj, "enumerate", fractions, dict(resolved), cap, length=length,
                               choice=choice.reason)
@@ -689,13 +693,26 @@ def _window(ys_all: Sequence[Any], v: Any, alpha: float) -> list:
     return out
 
 
-def exact_acc(target: Target, alpha: float, inputs: np.ndarray, truth: Callable
-              ) -> AccResult:
-    """Algorithm 3: min over the accuracy set of sum_{|y - V_x| <= alpha} Pr(A(x) = y)."""
+def exact_acc(target: Target, alpha: float, inputs: np.ndarray, truth: Callable,
+              keep: int = 5) -> AccResult:
+    """Algorithm 3: min over the accuracy set of sum_{|y - V_x| <= alpha} Pr(A(x) = y).
+
+    ``ranked`` lists every input, except on the counting backend, where it lists the
+    ``keep`` worst (each exact; the others are only screened in floating point)."""
     if alpha < 0:
         raise ParameterError(f"alpha must be >= 0, got {alpha}.")
     xs = [tuple(np.asarray(x).ravel().tolist()) for x in inputs]
     zero: Any = Fraction(0) if target.exact else 0.0
+    if target.backend == "counting":
+        windows = []
+        for x in xs:
+            v = float(np.asarray(truth(np.asarray(x))).ravel()[0])
+            windows.append((v - alpha - 1e-12, v + alpha + 1e-12))
+        best = target.counted.window_masses(xs, windows, keep)
+        ranked = [(list(xs[i]), val) for i, val in best]
+        size = sum(math.floor(h) - math.ceil(lo) + 1 for lo, h in windows)
+        target.solver_runs += len(xs)
+        return AccResult(ranked[0][1], ranked[0][0], ranked, size)
     if target.backend == "bdd":
         c = target.compiled
         assert c is not None

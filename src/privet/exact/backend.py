@@ -38,12 +38,13 @@ TRIVIAL_SECONDS = 0.02               # below this, enumeration needs no trial co
 class Choice:
     """The backend chosen for a mechanism, the reason, and the diagram when one was built."""
 
-    backend: str                    # enumerate | bdd | bdd-fixed
+    backend: str                    # enumerate | counting | bdd | bdd-fixed
     reason: str
     program: Program | None = None
     compiled: Compiled | None = None
     compile_seconds: float = 0.0
     estimates: dict | None = None
+    counted: Any = None
 
 
 def grid_size(mech: Mechanism, length: int, args: Mapping[str, Any] | None = None) -> int:
@@ -103,6 +104,16 @@ def choose_backend(mech: Mechanism, *, backend: str = "auto", fractions: bool = 
                               "trial compile needed)", estimates=est)
     prog = as_program(mech, args, length)
     why = ""
+    if backend == "auto":
+        from .counting import try_counted
+
+        counted, _ = try_counted(prog, args, fractions)
+        if counted is not None:
+            kinds = f"{counted.size} kind" + ("s" if counted.size > 1 else "")
+            return Choice("counting", f"counting (the output is a sum of {counted.n_parts:,} "
+                          f"independent parts of {kinds}: exact convolution, polynomial in "
+                          "the input length)", prog, counted=counted,
+                          estimates=est)
     if backend in ("auto", "bdd"):
         try:
             start = time.perf_counter()
