@@ -216,7 +216,10 @@ def test_continuous_noise_is_named():
 
 def test_grid_over_cap_suggests_bdd():
     with pytest.raises(GridTooLargeError, match="BDD"):
-        exact(rr_mech(12), cap=1000)
+        exact(rr_mech(12), cap=1000, backend="enumerate")
+    # auto never picks an enumeration above the cap: the compiled BDD answers instead
+    b = exact(rr_mech(8), cap=100, fractions=True)
+    assert b.backend == "bdd" and b.e_epsilon == 4
 
 
 def test_restricted_set_must_cover_asked_inputs():

@@ -160,7 +160,7 @@ def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
             if isinstance(n, int):
                 count = n_inputs if n_inputs is not None else _domain_count(obj, n)
                 choice = choose_backend(obj, backend=backend, fractions=fractions, args=args,
-                                        length=n, n_inputs=count)
+                                        length=n, n_inputs=count, cap=cap)
                 if choice.backend != "enumerate":
                     assert choice.program is not None
                     t = Target(choice.program, choice.backend, fractions, {}, cap,
@@ -401,6 +401,8 @@ def _key(y: Any) -> Any:
 def inference_dense(target: Target, xs: np.ndarray, progress: bool = False) -> Table:
     """Algorithm 1 on the exhaustive inference set ``xs`` x (every output)."""
     start = time.perf_counter()
+    if target.backend == "bdd" and len(target.compiled.blocks()) > 1:
+        return _factored_table(target, xs, start)
     if target.backend == "bdd":
         c = target.compiled
         assert c is not None
@@ -459,6 +461,62 @@ def inference_dense(target: Target, xs: np.ndarray, progress: bool = False) -> T
             else:
                 logp[i, j] = math.log(p) if p > 0 else -np.inf
     return Table(np.asarray(xs), keys, logp, ex, 1, time.perf_counter() - start, interrupted)
+
+
+def _factored_table(target: Target, xs: np.ndarray, start: float) -> Table:
+    """Algorithm 1 over xs x every output when the outputs split into independent blocks
+    (:meth:`~privet.exact.bdd.Compiled.blocks`): each block's table over its own inputs and
+    outputs, then ``log P(y | x) = sum_B log P_B(y_B | x_B)`` (exact: the product of the
+    blocks' numerators over the product of their denominators)."""
+    c = target.compiled
+    assert c is not None
+    xs = np.asarray(xs, dtype=np.int64)
+    N, K = len(xs), c.output_count
+    _check_table(N, K, target.name)
+    ys = c.output_space()
+    Y = np.asarray(ys, dtype=np.int64).reshape(K, len(c.components))
+    blocks = c.blocks()
+    den_total = math.prod(d for *_, d in blocks)
+    big = den_total >= (1 << 62)
+    logp = np.zeros((N, K))
+    ex = None
+    if target.exact:
+        ex = np.ones((N, K), dtype=object if big else np.int64)
+    rows = max(1, (1 << 22) // max(K, 1))
+    for comps, coords, sub, den in blocks:
+        if coords:
+            _, first, inv = np.unique(xs[:, coords], axis=0, return_index=True,
+                                      return_inverse=True)
+            inv = inv.ravel()
+            rep = xs[first]
+        else:
+            rep, inv = xs[:1], np.zeros(N, dtype=np.int64)
+        YB = np.asarray(sub.output_space(), dtype=np.int64).reshape(-1, len(comps))
+        KB = len(YB)
+        lp, sc = sub.probs(np.repeat(rep, KB, axis=0), np.tile(YB, (len(rep), 1)))
+        TB = lp.reshape(len(rep), KB)
+        kidx = np.zeros(K, dtype=np.int64)
+        for k in comps:
+            comp = c.components[k]
+            kidx = kidx * (comp.hi - comp.lo + 1) + (Y[:, k] - comp.lo)
+        EB = None
+        if ex is not None:
+            scale = sub.denominator // den
+            EB = (np.asarray(sc, dtype=object) // scale).reshape(len(rep), KB)
+            if not big:
+                EB = EB.astype(np.int64)
+        for s0 in range(0, N, rows):
+            sl = slice(s0, s0 + rows)
+            with np.errstate(invalid="ignore"):
+                logp[sl] += TB[inv[sl]][:, kidx]
+            if ex is not None:
+                ex[sl] *= EB[inv[sl]][:, kidx]
+    target.solver_runs += len(blocks)
+    keys = [_key(c.decode(y)) for y in ys]
+    if ex is not None:
+        logp = _logs_of_exact(ex) - math.log(den_total)
+    return Table(xs, keys, logp, ex, den_total if ex is not None else 1,
+                 time.perf_counter() - start)
 
 
 def _check_table(N: int, K: int, name: str) -> None:

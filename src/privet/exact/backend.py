@@ -22,13 +22,16 @@ import numpy as np
 
 from ..core.errors import NotEnumerableError, ParameterError, PrivetError
 from ..core.mechanism import Mechanism
-from ..core.noise import _Probe
+from ..core.noise import DEFAULT_ENUMERATION_CAP, _Probe
 from .bdd import Compiled, Program
 from .compile import CompileError, as_program
 
-# Seconds per unit of work, measured on a 2-core machine (order of magnitude is what counts):
-ENUM_SECONDS_PER_OUTCOME = 2e-7      # one joint noise outcome of one input, vectorized
-BDD_SECONDS_PER_NODE_ROW = 4e-9      # one diagram node for one (input, output) query row
+# Seconds per unit of work, measured on a 2-core machine (CPU time; the order of magnitude
+# is what counts): Enumerate on RR n = 10/12 and discrete noisy max (5 queries), the BDD on
+# RR n = 10 (one block) and n = 12 (twelve independent blocks).
+ENUM_SECONDS_PER_OUTCOME = 3e-7      # one joint noise outcome x output entry, one input
+BDD_SECONDS_PER_NODE_ROW = 1.4e-8    # one diagram node for one (input, output) query row
+BDD_SECONDS_PER_BLOCK_ROW = 1.5e-8   # one independent block for one query row
 BDD_SECONDS_PER_NODE = 2e-5          # per node and batch of queries (Python overhead)
 BDD_BATCH = 1 << 18
 TRIVIAL_SECONDS = 0.02               # below this, enumeration needs no trial compile
@@ -47,12 +50,15 @@ class Choice:
     counted: Any = None
 
 
-def grid_size(mech: Mechanism, length: int, args: Mapping[str, Any] | None = None) -> int:
-    """Joint noise outcomes Enumerate visits per input (a probe run lists the draws)."""
+def grid_size(mech: Mechanism, length: int, args: Mapping[str, Any] | None = None
+              ) -> tuple[int, int]:
+    """Joint noise outcomes Enumerate visits per input (a probe run lists the draws), and
+    the number of entries of one output."""
     probe = _Probe()
     dom = mech.domain
     low = int(dom.low) if math.isfinite(dom.low) else 0
-    mech.run(probe, np.full(length, low), mech.resolve_args(args), check_input=False)
+    out = mech.run(probe, np.full(length, low), mech.resolve_args(args), check_input=False)
+    width = max(1, int(np.prod(np.shape(out)[1:], dtype=np.int64)))
     total = 1
     for i, (dist, shape) in enumerate(probe.draws):
         if not dist.is_finite:
@@ -62,22 +68,26 @@ def grid_size(mech: Mechanism, length: int, args: Mapping[str, Any] | None = Non
         k = math.factorial(int(dist.params["m"])) if dist.kind == "permutation" else \
             len(dist.support()[0])
         total *= k ** int(np.prod(shape, dtype=np.int64))
-    return total
+    return total, width
 
 
 def _seconds(x: float) -> str:
     return f"{x:.2g} s" if x < 10 else f"{x:.0f} s"
 
 
-def _bdd_seconds(size: int, rows: int, compile_seconds: float) -> float:
+def _bdd_seconds(c: Compiled, rows: int, compile_seconds: float) -> float:
+    blocks = c.blocks()
+    if len(blocks) > 1:
+        return compile_seconds + rows * len(blocks) * BDD_SECONDS_PER_BLOCK_ROW
     batches = max(1, math.ceil(rows / BDD_BATCH))
-    return compile_seconds + size * (rows * BDD_SECONDS_PER_NODE_ROW +
-                                     batches * BDD_SECONDS_PER_NODE)
+    return compile_seconds + c.size * (rows * BDD_SECONDS_PER_NODE_ROW +
+                                       batches * BDD_SECONDS_PER_NODE)
 
 
 def choose_backend(mech: Mechanism, *, backend: str = "auto", fractions: bool = False,
                    args: Mapping[str, Any] | None = None, length: int,
-                   n_inputs: int, n_outputs: int | None = None) -> Choice:
+                   n_inputs: int, n_outputs: int | None = None,
+                   cap: int = DEFAULT_ENUMERATION_CAP) -> Choice:
     """Enumerate or BDD for ``mech`` at input ``length`` over ``n_inputs`` inputs.
 
     ``backend`` "auto" compares the estimated costs; "bdd" (or "bdd-fixed") compiles or
@@ -91,13 +101,15 @@ def choose_backend(mech: Mechanism, *, backend: str = "auto", fractions: bool = 
     grid = None
     if backend == "auto":
         try:
-            grid = grid_size(mech, length, args)
+            grid, width = grid_size(mech, length, args)
         except NotEnumerableError:
             raise
         except PrivetError:
             grid = None
+        if grid is not None and grid > cap:
+            grid = None           # above the enumeration cap: Enumerate would refuse
         if grid is not None:
-            est["enumerate"] = grid * n_inputs * ENUM_SECONDS_PER_OUTCOME
+            est["enumerate"] = grid * width * n_inputs * ENUM_SECONDS_PER_OUTCOME
             if est["enumerate"] < TRIVIAL_SECONDS:
                 return Choice("enumerate", f"enumerate ({grid:,} joint noise outcomes x "
                               f"{n_inputs:,} inputs, est. {_seconds(est['enumerate'])}: no "
@@ -120,7 +132,7 @@ def choose_backend(mech: Mechanism, *, backend: str = "auto", fractions: bool = 
             c = prog.compile(exact=fractions)
             secs = time.perf_counter() - start
             rows = n_inputs * (n_outputs or c.output_count)
-            est["bdd"] = _bdd_seconds(c.size, rows, secs)
+            est["bdd"] = _bdd_seconds(c, rows, secs)
             reason = (f"bdd ({c.size:,}-node diagram after a {_seconds(secs)} trial compile, "
                       f"est. {_seconds(est['bdd'])}")
             if backend == "bdd" or grid is None or est["bdd"] <= est["enumerate"]:
@@ -149,7 +161,7 @@ def choose_backend(mech: Mechanism, *, backend: str = "auto", fractions: bool = 
                                f"{err}") from None
         return Choice("enumerate", f"enumerate (cannot compile: {err})", estimates=est)
     rows = n_outputs or c.output_count
-    est["bdd-fixed"] = n_inputs * _bdd_seconds(c.size, rows, secs)
+    est["bdd-fixed"] = n_inputs * _bdd_seconds(c, rows, secs)
     reason = (f"bdd-fixed (one compilation per input, {_seconds(secs)} each"
               + (f"; symbolic input: {why}" if why else "") + ")")
     if backend != "auto" or grid is None or est["bdd-fixed"] <= est["enumerate"]:

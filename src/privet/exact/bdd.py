@@ -559,6 +559,7 @@ class _Component:
     signed: bool
     decode: dict = field(default_factory=dict)    # code -> sentinel (inf, -inf)
     encode: dict = field(default_factory=dict)    # sentinel -> code
+    nodes: list = field(default_factory=list)     # the output bits' BDD nodes (y_j <-> node)
 
 
 @dataclass
@@ -661,8 +662,9 @@ def compile_program(prog: Program, args: Mapping[str, Any] | None = None,
         signed = v.lo < 0
         if not signed:
             bits = v.extend(max(1, v.hi.bit_length()))
-        names = []
+        names, nodes = [], []
         for node in bits:
+            nodes.append(node)
             supp = bdd.support(node)
             level = 1 + max((bdd.level_of_var(u) for u in supp), default=-1)
             name = f"y{b._count}"
@@ -673,7 +675,7 @@ def compile_program(prog: Program, args: Mapping[str, Any] | None = None,
             names.append(name)
             pairs.append((bdd.var(name), node))
         comps.append(_Component(names, v.lo, v.hi, signed, dict(dec),
-                                {s: c for c, s in dec.items()}))
+                                {s: c for c, s in dec.items()}, nodes))
     # conjoin bottom-up (deepest output first): each step only walks the new term's levels
     phi = bdd.true
     for ynode, node in sorted(pairs, key=lambda pr: -pr[0].level):
@@ -699,6 +701,65 @@ class Compiled:
         self.name = name
         self.exact = builder.exact
         self._graph: _Graph | None = None
+        self._blocks: list | None = None
+
+    # -- independent blocks of outputs ----------------------------------------------------------
+    def blocks(self) -> list[tuple[list[int], list[int], Compiled, int]]:
+        """Groups of output components that share no noise variable, as sub-diagrams.
+
+        Outputs whose bits draw on disjoint noise are independent given the input, so
+        ``Pr(A(x) = y) = prod_B Pr(A_B(x) = y_B)``: each block is its own (small) WBF
+        ``AND_{j in B} (y_j <-> out_j)``. Returns ``[(components, input coordinates,
+        sub-diagram, denominator of the block's noise)]``; one block when nothing splits.
+        """
+        if self._blocks is not None:      # None stands for self (no reference cycle)
+            return [(a, b, self if c is None else c, d) for a, b, c, d in self._blocks]
+        bdd = self.bdd
+        weights = self.builder.weights
+        owner = {nm: i for i, ns in enumerate(self.input_names) for nm in ns}
+        supports = []
+        for comp in self.components:
+            sup: set[str] = set()
+            for node in comp.nodes:
+                sup |= set(bdd.support(node))
+            supports.append(sup)
+        parent = list(range(len(self.components)))
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        first: dict[str, int] = {}
+        for k, sup in enumerate(supports):
+            for v in sup:
+                if v in weights:
+                    if v in first:
+                        parent[find(k)] = find(first[v])
+                    else:
+                        first[v] = k
+        groups: dict[int, list[int]] = {}
+        for k in range(len(self.components)):
+            groups.setdefault(find(k), []).append(k)
+        out = []
+        for comps in groups.values():
+            sup = set().union(*(supports[k] for k in comps))
+            coords = sorted({owner[v] for v in sup if v in owner})
+            den = math.prod(weights[v][0].denominator for v in sup if v in weights)
+            if len(groups) == 1:
+                out.append((comps, coords, None, self.denominator))
+                break
+            terms = [(bdd.var(nm), node) for k in comps
+                     for nm, node in zip(self.components[k].names, self.components[k].nodes)]
+            phi = bdd.true
+            for ynode, node in sorted(terms, key=lambda pr: -pr[0].level):
+                phi = bdd.apply('equiv', ynode, node) & phi
+            sub = Compiled(self.builder, phi, self.input_names, self.low,
+                           [self.components[k] for k in comps], self.fixed, self.name)
+            out.append((comps, coords, sub, den))
+        self._blocks = out
+        return self.blocks()
 
     # -- sizes -------------------------------------------------------------------------------
     @property
