@@ -156,12 +156,16 @@ PAPER_TABLE = {
 
 
 def get(name: str):
-    """The sketch named ``name`` (``kolahal.svt`` or ``svt``)."""
+    """The sketch named ``name`` (``kolahal.svt`` or ``svt``, ``textbook.prefix_sums``)."""
     from ..core.errors import PrivetError
+    from .textbook_sketches import SKETCHES as TEXTBOOK_SKETCHES
 
-    key = name if name.startswith("kolahal.") else f"kolahal.{name}"
-    if key not in SKETCHES:
+    every = {**SKETCHES, **TEXTBOOK_SKETCHES}
+    key = name if "." in name else f"kolahal.{name}"
+    if key not in every and f"textbook.{name}" in every:
+        key = f"textbook.{name}"
+    if key not in every:
         raise PrivetError(
-            f"no sketch {name!r}; the library sketches are {', '.join(sorted(SKETCHES))}."
+            f"no sketch {name!r}; the library sketches are {', '.join(sorted(every))}."
         )
-    return SKETCHES[key]
+    return every[key]

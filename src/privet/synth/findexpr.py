@@ -171,6 +171,15 @@ class Evaluator:
         return Scored(exprs, len(violated), tight, mag, violated, per_setting)
 
 
+def verify_band(ranked: Sequence[Scored], top: int, cap: int) -> int:
+    """How many of the ranked candidates verification may walk: at least ``top``, and every
+    candidate up to the last one with no violated example and a tight loss (the top
+    tightness/magnitude band), at most ``cap``."""
+    last = max((i + 1 for i, sc in enumerate(ranked) if sc.violations == 0 and sc.tight),
+               default=0)
+    return min(len(ranked), max(top, min(last, cap)))
+
+
 def rank(evaluator: Evaluator, cands: Sequence[tuple[Expr, ...]],
          budget: float | None = None) -> tuple[list[Scored], bool]:
     """Score and sort ``cands``; stops after ``budget`` seconds (returns ``timed_out``)."""
@@ -263,7 +272,34 @@ def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str
                         time.perf_counter() - t0)
 
 
-def _test_setting(sketch: Sketch, mech, exprs, settings, index: int, tester: Tester,
+FULL_N = (100_000, 500_000)     # privet.detect's own sample sizes (StatDP's)
+
+
+def final_check(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str, Any]],
+                *, seed: int = 0, alpha: float = ALPHA, n: tuple[int, int] = FULL_N,
+                executor: Any = None) -> Verification:
+    """privet's full test of a completion that passed verification: ``privet.detect`` at its
+    own sample sizes, at every setting (Bonferroni over the settings). A completion is
+    ranked only when this finds no violation, so the quick tester (or reduced sizes) can
+    never rank a completion that ``detect`` rejects."""
+    t0 = time.perf_counter()
+    mech = sketch.complete(exprs, epsilon=float(settings[0]["epsilon"]))
+    worst: tuple[float, Example | None, str] = (1.0, None, "")
+    for i in range(len(settings)):
+        p, ex, text = _test_setting(sketch, mech, exprs, settings, i, None, True, n,
+                                    seed + 7 * i, alpha, executor)
+        p = min(1.0, p * len(settings))
+        if p <= worst[0]:
+            worst = (p, ex, text)
+        if p < alpha:
+            break
+    detail = (f"final check: privet.detect ({n[0]:,} + {n[1]:,} samples per input) at "
+              f"{len(settings)} settings (Bonferroni); worst: {worst[2]}")
+    return Verification(worst[0] >= alpha, "detect", worst[0], None, worst[1], detail,
+                        time.perf_counter() - t0)
+
+
+def _test_setting(sketch: Sketch, mech, exprs, settings, index: int, tester: Tester | None,
                   use_detect: bool, n: tuple[int, int], seed: int, alpha: float,
                   executor: Any = None):
     """(p-value, witness, text) of testing ``mech`` at setting ``index``."""
