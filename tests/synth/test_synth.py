@@ -123,3 +123,28 @@ def test_report_renders_the_table_and_cli_parses(hist_result):
     ns = parser.parse_args(["synth", "kolahal.histogram", "--epsilon", "0.5", "--top", "3"])
     assert ns.target == "kolahal.histogram" and ns.epsilon == 0.5 and ns.top == 3
     assert callable(ns.run)
+
+
+def test_a_completion_is_ranked_only_after_detects_full_test(monkeypatch):
+    """Issue 12 (AboveT2): a completion that passes the reduced verification but that
+    privet.detect rejects at its own sample sizes is never ranked.
+
+    Scale 0.8/ε on the histogram is (1.25 ε)-DP. The reduced verification is replaced by one
+    that lets every candidate pass (as the quick tester let AboveT2's (2/ε, 3/ε, ⊥) pass);
+    detect at 100,000 + 500,000 samples per input then resolves the 25% excess: the tail
+    event x > t has a likelihood ratio of exactly e^1.25ε for every t beyond both inputs."""
+    import privet.synth as synth_pkg
+    from privet.synth.findexpr import Verification
+
+    inv = Factor("inv_epsilon", "1/ε", lambda n, a: 1.0 / a["epsilon"])
+    near_miss = Grammar(coefficients=(0.8, 0.5), factors=((inv, (1,)),), bottom=False)
+    monkeypatch.setattr(synth_pkg, "verify",
+                        lambda *a, **k: Verification(True, "detect", 0.9, detail="quick"))
+    r = synth(hist, grammar=near_miss, tester="auto", n_select=2_000, n_final=4_000,
+              m_region=3_000, m_rank=3_000, verify_n=(2_000, 4_000), seed=1)
+    assert r.status == "no completion found"
+    assert r.completions and all(not c.passed and c.rank is None for c in r.completions)
+    for c in r.completions:
+        assert c.details["verify_detail"].startswith(
+            "final check: privet.detect (100,000 + 500,000 samples per input)")
+        assert "violation found" in c.verdict
