@@ -211,7 +211,7 @@ def ray_directions(active: int, count: int, seed: int) -> np.ndarray:
 
 
 def trace_boundary(model: LossModel, mask: Sequence[bool], target: float, lo: float,
-                   hi: float, rays: int, seed: int, steps: int = 24) -> np.ndarray:
+                   hi: float, rays: int, seed: int, steps: int = 16) -> np.ndarray:
     """Points where the estimated max loss crosses e^ε along rays from the origin (the
     private side of the crossing), by a bisection on the scale batched over the rays."""
     n = len(mask)
@@ -223,9 +223,16 @@ def trace_boundary(model: LossModel, mask: Sequence[bool], target: float, lo: fl
         s[:, active] = dirs * t[:, None]
         return s
 
-    t_lo = np.full(len(dirs), lo)
-    t_hi = np.full(len(dirs), hi)
-    ok = (model.max_loss(full(t_lo)) > target) & (model.max_loss(full(t_hi)) <= target)
+    # bracket the crossing on a geometric grid, scanning down from the largest scale (at
+    # tiny scales the importance-sampled estimate degenerates, so the box's lower end is no
+    # reliable "violating" endpoint)
+    grid = np.geomspace(lo, hi, 16)
+    losses = np.stack([model.max_loss(full(np.full(len(dirs), g))) for g in grid], axis=1)
+    above = losses > target
+    ok = ~above[:, -1] & above.any(axis=1)
+    last = np.where(ok, len(grid) - 1 - np.argmax(above[:, ::-1], axis=1), 1)
+    t_lo = grid[np.clip(last, 0, len(grid) - 2)]
+    t_hi = grid[np.clip(last + 1, 1, len(grid) - 1)]
     for _ in range(steps):
         mid = np.sqrt(t_lo * t_hi)
         above = model.max_loss(full(mid)) > target
