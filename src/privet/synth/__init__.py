@@ -150,7 +150,8 @@ def synth(
     Verification walks the ranking in order over the *top band*: at least ``top``
     candidates and every candidate with no violated example whose loss is tight (so a tight
     answer cannot be lost by ranking), at most ``max_verify``, and stops once ``ranks``
-    completions are accepted. A completion that passes is accepted only after the final
+    completions are accepted. When the verifier is ``privet.detect`` (tester "auto" with
+    detect installed, or "detect"), a completion that passes is accepted only after the final
     check, ``privet.detect`` at its own full sample sizes at every setting
     (:func:`~privet.synth.findexpr.final_check`), whatever ``verify_n`` was.
     """
@@ -248,7 +249,7 @@ def synth(
             v = verify(sketch, sc.exprs, settings, tester=ver_tester, seed=seed + 17 * i,
                        use_detect=use_detect_verify, n=verify_n, recheck=recheck,
                        ranker=evaluator, m_suspect=5 * verify_n[1], executor=executor)
-            if v.passed and v.method != "exact" and has_detect:
+            if v.passed and v.method != "exact" and use_detect_verify:
                 bar.update(f"final check {accepted + 1}: {sc.describe()} (privet.detect)")
                 full = final_check(sketch, sc.exprs, settings, seed=seed + 31 * i + 5,
                                    executor=executor)

@@ -204,7 +204,7 @@ def ray_directions(active: int, count: int, seed: int) -> np.ndarray:
             d[i] = 1.0
             dirs.append(d)
     rng = np.random.default_rng(seed)
-    while len(dirs) < count:
+    while active > 1 and len(dirs) < count:
         d = rng.dirichlet(np.ones(active))
         dirs.append(d / d.max())
     return np.asarray(dirs)
@@ -243,6 +243,7 @@ def trace_boundary(model: LossModel, mask: Sequence[bool], target: float, lo: fl
 
 def spread(points: np.ndarray, k: int) -> np.ndarray:
     """A farthest-point subset of ``k`` points (distances in log scale; ⊥ stays apart)."""
+    points = np.unique(np.round(points, 9), axis=0)
     if len(points) <= k:
         return points
     z = np.log(np.maximum(points, 1e-3))
