@@ -17,9 +17,14 @@ and importable from this package)::
     delta_for(target, epsilon, *, inputs=None, pairs=None, backend="auto", fractions=False,
               args=None, cap=..., input_cap=..., progress=False) -> ExactBound
 
-``target`` is a native privet Mechanism with finite discrete noise (backend "enumerate")
-or a BDD-language :class:`~privet.exact.bdd.Program` (backend "bdd": compile once with
-symbolic inputs; "bdd-fixed": one compilation per input). ``pairs`` is ``None``
+``target`` is a native privet Mechanism with finite discrete noise or a BDD-language
+:class:`~privet.exact.bdd.Program`. A mechanism runs on Enumerate ("enumerate") or is
+compiled to a BDD by the Compile interpreter (:mod:`privet.exact.compile`): "bdd" compiles
+once with a symbolic input, "bdd-fixed" once per input; an output that is a sum of
+independent parts is convolved instead ("counting", :mod:`privet.exact.counting`). "auto"
+(the default) picks by estimated cost (:func:`privet.exact.backend.choose_backend`) and
+``details["backend_choice"]`` says why. ``distributions(mech, inputs)`` gives the exact
+output distribution of every input from one compilation. ``pairs`` is ``None``
 (exhaustive: every neighbor pair of the input grid x every output), a list of ``(x, x')``
 pairs (every output), a privacy set of ``(x, x', y)`` triples (Def. 4), or ``"rr"`` for the
 randomized-response set of Eqs. (7)-(8).
@@ -54,7 +59,9 @@ from .algorithms import (
     make_target,
     neighbor_pairs,
 )
+from .backend import choose_backend
 from .bdd import Compiled, Program, compile_program, program
+from .compile import CompileError, as_program, compile_mechanism, distributions
 
 
 def _as_float(v: Any) -> float:
@@ -395,12 +402,15 @@ exact.program = program              # type: ignore[attr-defined]
 exact.programs = programs            # type: ignore[attr-defined]
 exact.sets = sets                    # type: ignore[attr-defined]
 exact.closed_form = closed_form      # type: ignore[attr-defined]
+exact.distributions = distributions  # type: ignore[attr-defined]
+exact.choose_backend = choose_backend  # type: ignore[attr-defined]
 
 
 
 make_callable(__name__)  # privet.exact(...) calls exact() even once the package is bound
 
 __all__ = [
-    "Compiled", "Program", "accuracy", "closed_form", "compile_program", "delta_for", "exact",
-    "program", "programs", "sets",
+    "CompileError", "Compiled", "Program", "accuracy", "as_program", "choose_backend",
+    "closed_form", "compile_mechanism", "compile_program", "delta_for", "distributions",
+    "exact", "program", "programs", "sets",
 ]
