@@ -190,7 +190,7 @@ class Counted:
             probs = tuple(Fraction(c, den) for c in coeffs if c)
         else:
             probs = tuple(_ratio_float(c, den) for c in coeffs if c)
-        return Distribution(np.asarray(ys, dtype=np.int64), probs, grid_size=self.size)
+        return Distribution(np.asarray(ys, dtype=np.int64), probs, grid_size=self.n_parts)
 
     # -- accuracy windows ----------------------------------------------------------------------
     def _float_power(self, key: tuple[int, int], c: int) -> tuple[np.ndarray, int]:
