@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from functools import partialmethod
 from typing import Any
 
 import numpy as np
@@ -306,23 +307,12 @@ class Kernels:
         return {"lt": x.__lt__, "le": x.__le__, "gt": x.__gt__, "ge": x.__ge__,
                 "eq": x.__eq__, "ne": x.__ne__}[op](y)
 
-    def lt(self, a, c):
-        return self.compare("lt", a, c)
-
-    def le(self, a, c):
-        return self.compare("le", a, c)
-
-    def gt(self, a, c):
-        return self.compare("gt", a, c)
-
-    def ge(self, a, c):
-        return self.compare("ge", a, c)
-
-    def eq(self, a, c):
-        return self.compare("eq", a, c)
-
-    def ne(self, a, c):
-        return self.compare("ne", a, c)
+    lt = partialmethod(compare, "lt")
+    le = partialmethod(compare, "le")
+    gt = partialmethod(compare, "gt")
+    ge = partialmethod(compare, "ge")
+    eq = partialmethod(compare, "eq")
+    ne = partialmethod(compare, "ne")
 
     # -- Booleans ------------------------------------------------------------------------------
     def land(self, a: Any, c: Any) -> Any:

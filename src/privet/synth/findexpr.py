@@ -256,7 +256,16 @@ def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str
             return Verification(False, "examples", p * ev.n_tests, None,
                                 dataclasses.replace(ex, p_value=p, source="re-test"), text,
                                 time.perf_counter() - t0)
-    # the tester at every setting (γ first), Bonferroni over the settings
+    method = "detect" if use_detect else "test"
+    return _test_settings(sketch, mech, exprs, settings, tester, use_detect, n, seed, alpha,
+                          executor, f"{method} at", method, t0)
+
+
+def _test_settings(sketch: Sketch, mech, exprs, settings, tester: Tester | None,
+                   use_detect: bool, n: tuple[int, int], seed: int, alpha: float,
+                   executor: Any, what: str, method: str, t0: float) -> Verification:
+    """The tester at every setting (γ first), Bonferroni over the settings; stops at the
+    first setting whose corrected p-value is below ``alpha``."""
     worst: tuple[float, Example | None, str] = (1.0, None, "")
     for i in range(len(settings)):
         p, ex, text = _test_setting(sketch, mech, exprs, settings, i, tester, use_detect, n,
@@ -266,8 +275,7 @@ def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str
             worst = (p, ex, text)
         if p < alpha:
             break
-    method = "detect" if use_detect else "test"
-    detail = f"{method} at {len(settings)} settings (Bonferroni); worst: {worst[2]}"
+    detail = f"{what} {len(settings)} settings (Bonferroni); worst: {worst[2]}"
     return Verification(worst[0] >= alpha, method, worst[0], None, worst[1], detail,
                         time.perf_counter() - t0)
 
@@ -284,19 +292,9 @@ def final_check(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mappin
     never rank a completion that ``detect`` rejects."""
     t0 = time.perf_counter()
     mech = sketch.complete(exprs, epsilon=float(settings[0]["epsilon"]))
-    worst: tuple[float, Example | None, str] = (1.0, None, "")
-    for i in range(len(settings)):
-        p, ex, text = _test_setting(sketch, mech, exprs, settings, i, None, True, n,
-                                    seed + 7 * i, alpha, executor)
-        p = min(1.0, p * len(settings))
-        if p <= worst[0]:
-            worst = (p, ex, text)
-        if p < alpha:
-            break
-    detail = (f"final check: privet.detect ({n[0]:,} + {n[1]:,} samples per input) at "
-              f"{len(settings)} settings (Bonferroni); worst: {worst[2]}")
-    return Verification(worst[0] >= alpha, "detect", worst[0], None, worst[1], detail,
-                        time.perf_counter() - t0)
+    return _test_settings(sketch, mech, exprs, settings, None, True, n, seed, alpha, executor,
+                          f"final check: privet.detect ({n[0]:,} + {n[1]:,} samples per "
+                          "input) at", "detect", t0)
 
 
 def _test_setting(sketch: Sketch, mech, exprs, settings, index: int, tester: Tester | None,
