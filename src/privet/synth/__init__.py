@@ -150,10 +150,12 @@ def synth(
     Verification walks the ranking in order over the *top band*: at least ``top``
     candidates and every candidate with no violated example whose loss is tight (so a tight
     answer cannot be lost by ranking), at most ``max_verify``, and stops once ``ranks``
-    completions are accepted. When the verifier is ``privet.detect`` (tester "auto" with
-    detect installed, or "detect"), a completion that passes is accepted only after the final
-    check, ``privet.detect`` at its own full sample sizes at every setting
-    (:func:`~privet.synth.findexpr.final_check`), whatever ``verify_n`` was.
+    completions are accepted and the next candidate does not tie the last one (same
+    violations, tightness class and noise magnitude). When the verifier is
+    ``privet.detect`` (tester "auto" with detect installed, or "detect"), a completion that
+    passes is accepted only after the final check, ``privet.detect`` at its own full sample
+    sizes at every setting (:func:`~privet.synth.findexpr.final_check`), whatever
+    ``verify_n`` was.
     """
     if executor is not None and not isinstance(executor, Borrowed):
         ex = get_executor(executor)
@@ -257,7 +259,8 @@ def synth(
                 v = full
             checked.append((sc, v))
             accepted += v.passed
-            if accepted >= ranks:
+            # enough ranked completions, and no candidate left that ties the last one
+            if accepted >= ranks and (i + 1 == len(band) or band[i + 1].key() != sc.key()):
                 break
     except KeyboardInterrupt:      # Ctrl-C: report the candidates checked so far
         interrupted = True
