@@ -114,7 +114,13 @@ def choose_backend(mech: Mechanism, *, backend: str = "auto", fractions: bool = 
                 return Choice("enumerate", f"enumerate ({grid:,} joint noise outcomes x "
                               f"{n_inputs:,} inputs, est. {_seconds(est['enumerate'])}: no "
                               "trial compile needed)", estimates=est)
-    prog = as_program(mech, args, length)
+    try:
+        prog = as_program(mech, args, length)
+    except CompileError as err:
+        if backend != "auto" or grid is None:
+            raise
+        return Choice("enumerate", f"enumerate (cannot compile: {str(err).rstrip('.')})",
+                      estimates=est)
     why = ""
     if backend == "auto":
         from .counting import try_counted
