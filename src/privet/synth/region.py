@@ -180,13 +180,17 @@ def noise_region(sketch: Sketch, setting: Mapping[str, Any], examples: Sequence[
         kept.append(best)
     points = np.vstack([r.population for r in kept]) if examples else np.zeros((0, n))
     boundary = np.zeros((0, n))
+    # importance weights keep a finite variance up to twice the proposal's scale (sqrt 2 for
+    # Gaussian noise): the rays stay below that
+    reliable = min(hi, (1.4 if "gaussian" in sketch.families else 1.9) * proposal_scale)
     if examples:
         found = []
         for k, r in enumerate(supports):
             if r in kept and any(r.mask):
                 model = LossModel(sketch, setting, examples, r.mask, m,
                                   seed * 7919 + 104_729 + k, proposal_scale)
-                found.append(trace_boundary(model, r.mask, target, lo, hi, rays, seed + k))
+                found.append(trace_boundary(model, r.mask, target, lo, reliable, rays,
+                                            seed + k))
         if found:
             boundary = spread(np.vstack(found), boundary_points)
             points = np.vstack([points, boundary])
@@ -223,16 +227,17 @@ def trace_boundary(model: LossModel, mask: Sequence[bool], target: float, lo: fl
         s[:, active] = dirs * t[:, None]
         return s
 
-    # bracket the crossing on a geometric grid, scanning down from the largest scale (at
-    # tiny scales the importance-sampled estimate degenerates, so the box's lower end is no
-    # reliable "violating" endpoint)
+    # bracket the first crossing from above to below on a geometric grid. Both ends of the
+    # box are unreliable: at tiny scales the importance weights collapse (the estimate reads
+    # "no loss"), and beyond about twice the proposal's scale their variance is infinite
+    # (Laplace weights grow like exp(|x| (1/b_p - 1/b))), so ``hi`` is capped by the caller
     grid = np.geomspace(lo, hi, 16)
     losses = np.stack([model.max_loss(full(np.full(len(dirs), g))) for g in grid], axis=1)
     above = losses > target
-    ok = ~above[:, -1] & above.any(axis=1)
-    last = np.where(ok, len(grid) - 1 - np.argmax(above[:, ::-1], axis=1), 1)
-    t_lo = grid[np.clip(last, 0, len(grid) - 2)]
-    t_hi = grid[np.clip(last + 1, 1, len(grid) - 1)]
+    cross = above[:, :-1] & ~above[:, 1:]
+    ok = cross.any(axis=1)
+    j = np.argmax(cross, axis=1)
+    t_lo, t_hi = grid[j], grid[j + 1]
     for _ in range(steps):
         mid = np.sqrt(t_lo * t_hi)
         above = model.max_loss(full(mid)) > target
