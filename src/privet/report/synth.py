@@ -133,7 +133,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         description="Fill the holes of a sketch with noise expressions and rank the "
                     "completions. TARGET is a library sketch (e.g. kolahal.svt) or "
                     "MODULE:NAME / path/to/file.py:NAME of a @privet.synth.sketch.")
-    p.add_argument("target", help="kolahal.<name>, MODULE:SKETCH or path/file.py:SKETCH")
+    p.add_argument("target", help="kolahal.<name>, textbook.<name>, MODULE:SKETCH or "
+                                  "path/file.py:SKETCH")
     p.add_argument("--epsilon", type=float, default=None, help="target ε (default: γ(ε))")
     p.add_argument("--top", type=int, default=None,
                    help="candidates to verify (default 5 x #holes)")
