@@ -137,7 +137,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                                   "path/file.py:SKETCH")
     p.add_argument("--epsilon", type=float, default=None, help="target ε (default: γ(ε))")
     p.add_argument("--top", type=int, default=None,
-                   help="candidates to verify (default 5 x #holes)")
+                   help="verify at least this many candidates (default 5 x #holes; the "
+                        "top tightness/magnitude band may add more)")
     p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto")
     p.add_argument("--baseline", action="store_true",
                    help="also run the noopt baseline (rank the whole grammar)")
