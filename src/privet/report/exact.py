@@ -76,8 +76,8 @@ def render_bound(b: ExactBound) -> Table:
     if "triples" in d:
         t.add_row("privacy set", f"{d.get('set', '')}: {d['triples']:,} triples, "
                                  f"{d.get('pairs', 0):,} input pairs")
-    t.add_row("backend", b.backend + (f", BDD size {d['bdd_size']} nodes" if "bdd_size" in d
-                                      else ""))
+    t.add_row("backend", d.get("backend_choice") or (
+        b.backend + (f", BDD size {d['bdd_size']} nodes" if "bdd_size" in d else "")))
     if b.seconds is not None:
         t.add_row("time", f"{b.seconds:.3f} s")
     return t
@@ -93,7 +93,8 @@ def render_accuracy(a: AccuracyBound) -> Table:
     for r, (x, v) in enumerate(a.top_k, 1):
         t.add_row(str(r), _vec(list(x)), _num(v))
     t.caption = (f"tight 1 - beta = {_num(a.one_minus_beta)} at {_vec(list(a.worst_input))}; "
-                 f"checked {a.domain}; backend {a.backend}"
+                 f"checked {a.domain}; backend "
+                 f"{a.details.get('backend_choice') or a.backend}"
                  + (f", BDD size {a.details['bdd_size']}" if "bdd_size" in a.details else "")
                  + (f"; {a.seconds:.3f} s" if a.seconds is not None else ""))
     return t

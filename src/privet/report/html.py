@@ -592,7 +592,8 @@ def render_exact(e: Any) -> str:
                ("closed form", esc((e.details or {}).get("closed_form", "—"))),
                ("claimed ε", _num(claimed)), ("known ε", _num(known)),
                ("witness", f"x = {_vec(x)}, x′ = {_vec(x2)}, y = {_vec(y)}"),
-               ("checked domain", esc(e.domain)), ("backend", esc(e.backend)),
+               ("checked domain", esc(e.domain)),
+               ("backend", esc(e.details.get("backend_choice") or e.backend)),
                ("seconds", _num(e.seconds, 3)),
            ])]
     if e.delta is None:
@@ -646,7 +647,8 @@ def render_accuracy(a: Any) -> str:
            kv_table([("α", esc(f"{a.alpha:g}")),
                      ("1 − β", _prob_cell(omb) if isinstance(omb, Fraction) else _num(omb, 6)),
                      ("worst input", _vec(list(a.worst_input))),
-                     ("checked domain", esc(a.domain)), ("backend", esc(a.backend)),
+                     ("checked domain", esc(a.domain)),
+                     ("backend", esc(a.details.get("backend_choice") or a.backend)),
                      ("seconds", _num(a.seconds, 3))])]
     if a.top_k:
         rows = [[_vec(list(x)), _prob_cell(v) if isinstance(v, Fraction) else _num(v, 6)]
