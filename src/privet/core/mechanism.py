@@ -222,6 +222,7 @@ class Mechanism:
     description: str = ""
     passes_epsilon: bool = True
     rho: float | None = None
+    true_delta: float | None = None
     passes_delta: bool = False
     passes_rho: bool = False
 
@@ -298,7 +299,8 @@ class Mechanism:
             "neighbors": self.neighbors.to_dict(), "domain": self.domain.to_dict(),
             "args": {k: _plain(v) for k, v in self.args.items()},
             "output": self.output.to_dict(), "kind": self.kind,
-            "true_epsilon": self.true_epsilon, "source": self.source,
+            "true_epsilon": self.true_epsilon, "true_delta": self.true_delta,
+            "source": self.source,
         }
 
     # -- execution -------------------------------------------------------------------------
@@ -424,6 +426,7 @@ def mechanism(
     true_epsilon: float | None = None,
     source: str = "",
     rho: float | None = None,
+    true_delta: float | None = None,
 ) -> Any:
     """Decorate ``fn(noise, x, **args)`` as a privet :class:`Mechanism`.
 
@@ -472,6 +475,7 @@ def mechanism(
             p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
         mech = Mechanism(
             fn=f, name=name or f.__name__, epsilon=epsilon, delta=delta, rho=rho,
+            true_delta=true_delta,
             passes_delta="delta" in sig.parameters, passes_rho="rho" in sig.parameters,
             neighbors=neighbors or all_differ(), domain=domain or Domain(), args=defaults,
             arg_ranges=dict(arg_ranges or {}), noise_args=tuple(noise_args),

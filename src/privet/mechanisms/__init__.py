@@ -7,7 +7,7 @@ noise API, so each runs under Sampler and Replay (and, when its noise is finite,
 (1000, 5)
 
 Names are ``<paper>.<mechanism>``; papers: ``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
-``faier`` (see :data:`PAPERS`). Each mechanism carries its claimed epsilon, neighbor
+``faier``, and ``gaussian`` (the approximate-DP and zCDP family, see :data:`PAPERS`). Each mechanism carries its claimed epsilon, neighbor
 relation, input domain, non-private arguments with defaults, ``arg_ranges`` (a 2-tuple
 ``(low, high)`` is a real interval, a list is a set of choices), ``noise_args`` (arguments
 that set a noise scale and that detection may put at their low-noise end, e.g. SVT's N),
@@ -30,7 +30,7 @@ import numpy as np
 
 from ..core.errors import PrivetError
 from ..core.mechanism import Mechanism
-from . import dpfinder, faier, kolahal, libs, statdp, wmc
+from . import dpfinder, faier, gaussian, kolahal, libs, statdp, wmc
 
 PAPERS: dict[str, str] = {
     "statdp": "Ding et al., Detecting Violations of Differential Privacy (CCS 2018)",
@@ -38,10 +38,12 @@ PAPERS: dict[str, str] = {
     "kolahal": "Roy, Hsu, Albarghouthi, Learning Differentially Private Mechanisms (S&P 2021)",
     "wmc": "Oakley, Holtzen, Oprea, Tight Privacy and Accuracy Bounds via WMC",
     "faier": "Liu, Wang, Zhang, Verifying Pufferfish Privacy in HMMs (VMCAI 2022)",
+    "gaussian": "the Gaussian family: Balle & Wang (ICML 2018), Canonne, Kamath, Steinke "
+                "(NeurIPS 2020), Abadi et al. (CCS 2016); (ε, δ) and zCDP claims",
 }
 
 _MODULES = {"statdp": statdp, "dpfinder": dpfinder, "kolahal": kolahal, "wmc": wmc,
-            "faier": faier}
+            "faier": faier, "gaussian": gaussian}
 
 _REGISTRY: dict[str, Mechanism] = {
     m.name: m for module in _MODULES.values() for m in module.MECHANISMS
