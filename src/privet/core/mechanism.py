@@ -31,7 +31,6 @@ from .errors import (
     InputError,
     MechanismError,
     NoiseError,
-    ParameterError,
     PrivetError,
     UnsupportedError,
     check_epsilon,

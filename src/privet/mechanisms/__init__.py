@@ -7,7 +7,8 @@ noise API, so each runs under Sampler and Replay (and, when its noise is finite,
 (1000, 5)
 
 Names are ``<paper>.<mechanism>``; papers: ``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
-``faier``, and ``gaussian`` (the approximate-DP and zCDP family, see :data:`PAPERS`). Each mechanism carries its claimed epsilon, neighbor
+``faier``, and ``gaussian`` (the approximate-DP and zCDP family, see :data:`PAPERS`).
+Each mechanism carries its claimed epsilon, neighbor
 relation, input domain, non-private arguments with defaults, ``arg_ranges`` (a 2-tuple
 ``(low, high)`` is a real interval, a list is a set of choices), ``noise_args`` (arguments
 that set a noise scale and that detection may put at their low-noise end, e.g. SVT's N),
