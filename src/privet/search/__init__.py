@@ -781,7 +781,8 @@ def _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed, starti
                       "n": n, "event": best[3].describe() if best else ""})
     if best is None:
         return Bound(mechanism=mech.name, value=0.0, confidence=opts["confidence"],
-                     method="dpfinder (black box)", claimed_epsilon=mech.epsilon, seed=seed, claim=mech.describe_claim(),
+                     method="dpfinder (black box)", claimed_epsilon=mech.epsilon, seed=seed,
+                     claim=mech.describe_claim(),
                      seconds=time.perf_counter() - t0,
                      details={"trace": trace, "verdict": "no violation found"})
     _, x, x2, ev, est = best
@@ -793,7 +794,8 @@ def _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed, starti
                  confidence=1.0 if conf["exact"] else opts["confidence"],
                  method="dpfinder (black box)", exact=conf["exact"],
                  witness=_witness(mech, rec, conf, args, opts["confidence"], seed),
-                 claimed_epsilon=mech.epsilon, seed=seed, claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
+                 claimed_epsilon=mech.epsilon, seed=seed, claim=mech.describe_claim(),
+                 seconds=time.perf_counter() - t0,
                  details={"trace": trace, "search_estimate": est, "unbounded": conf["unbounded"],
                           "confirmation": conf["method"], "n_confirm": conf.get("n"),
                           "optimizer": "black box: independent samples, StatDP-style events",
