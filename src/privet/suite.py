@@ -31,7 +31,7 @@ def _row(mech: Mechanism, engine: str, verdict: str, figure: float | None, start
     return SuiteRow(mechanism=mech.name, engine=engine, claimed_epsilon=mech.epsilon,
                     true_epsilon=mech.true_epsilon, verdict=verdict, figure=figure,
                     seconds=round(time.perf_counter() - start, 3), details=details,
-                    result=result)
+                    result=result, claim=mech.describe_claim())
 
 
 def _representative_input(mech: Mechanism) -> list[float]:
@@ -74,6 +74,8 @@ def run_detect(mech: Mechanism, opt: Options) -> SuiteRow | None:
 
     start = time.perf_counter()
     sizes = dict(n_select=20_000, n_final=100_000) if opt.quick else {}
+    # an (ε, δ) test sizes its fresh sample by the claim (about e^ε/δ runs): the suite caps it
+    sizes["n_max"] = 2_000_000 if opt.quick else 20_000_000
     res = detect(mech, seed=opt.seed, executor=opt.executor, **sizes)
     verdict = "violation found" if res.counterexample is not None else "no violation found"
     return _row(mech, "detect", verdict, res.p_value, start, result=res, text=res.verdict,
@@ -269,7 +271,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         verdict, witness = "error: " + "; ".join(errors), None
     else:
         verdict, witness = "no violation found", None
-    return SuiteLine(mechanism=mechanism, claimed_epsilon=claimed,
+    return SuiteLine(mechanism=mechanism, claimed_epsilon=claimed, claim=first.claim,
                      true_epsilon=first.true_epsilon, verdict=verdict, counterexample=witness,
                      lower_bound=lower, confidence=conf, exact_epsilon=exact_eps,
                      exact_domain=exact_domain,

@@ -801,6 +801,8 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "SuiteRow": lambda r: _section(render_suite_row(r)),
     "SuiteLine": lambda ln: _section(render_suite_line(ln)),
     "SuiteResult": render_suite,
+    "CertifiedProfile": lambda r: _approx("html_certified", r),
+    "ExactProfile": lambda r: _approx("html_exact_profile", r),
 }
 
 
@@ -816,6 +818,12 @@ def to_html(obj: Any) -> str:
     if render is None or not dataclasses.is_dataclass(obj):
         return f"<pre>{esc(repr(obj))}</pre>"
     return render(obj)
+
+
+def _approx(name: str, r: Any) -> str:
+    from . import approx
+
+    return getattr(approx, name)(r)
 
 
 def repr_html(obj: Any) -> str:
