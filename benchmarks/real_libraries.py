@@ -53,7 +53,7 @@ def run_audit(name: str, n_select: int, n_final: int, seed: int, with_search: bo
     res = detect(mech, inputs=audit.inputs, n_select=n_select, n_final=n_final, seed=seed,
                  max_candidates=1)
     secs = time.perf_counter() - t0
-    row = {"name": name, "source": mech.source, "claimed": mech.epsilon,
+    row = {"name": name, "source": mech.source, "claimed": mech.describe_claim(),
            "expect": audit.expect, "why": audit.why, "samples_per_s": sps,
            "verdict": res.verdict, "p": res.p_value, "violation": res.violation,
            "seconds": secs, "cex": None, "search": None, "kind": mech.kind,
