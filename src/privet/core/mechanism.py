@@ -260,7 +260,14 @@ class Mechanism:
             )
 
     def replace(self, **changes) -> Mechanism:
-        """A copy with spec fields changed (for example ``epsilon=0.5``)."""
+        """A copy with spec fields changed (for example ``epsilon=0.5``). A new claim
+        replaces the old one: ``epsilon=`` on a zCDP mechanism drops its ρ, ``rho=`` drops
+        its ε and δ."""
+        if changes.get("epsilon") is not None and "rho" not in changes:
+            changes["rho"] = None
+        if changes.get("rho") is not None:
+            changes.setdefault("epsilon", None)
+            changes.setdefault("delta", 0.0)
         return dataclasses.replace(self, **changes)
 
     def resolve_args(self, args: Mapping[str, Any] | None = None,

@@ -134,7 +134,8 @@ def known_epsilon(mech: Mechanism | str, epsilon: float | None = None,
     ``args`` (default: its defaults). ``math.inf`` for unbounded violations, None when
     unknown. For DP-Finder's benchmarks these are the upper bounds the paper lists."""
     m = get(mech)
-    eps = float(epsilon if epsilon is not None else m.epsilon)
+    eps = epsilon if epsilon is not None else m.epsilon
+    eps = None if eps is None else float(eps)   # a zCDP claim has no ε
     merged = dict(m.args)
     merged.update(args or {})
     value = _module(m).KNOWN[m.name](eps, length, merged)
