@@ -23,6 +23,7 @@ one-sentence :class:`~privet.core.errors.ParameterError` when they are wrong.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -113,18 +114,24 @@ class Claim:
         P[M(D2) ∈ E] = q (increasing and concave in q; vectorized)."""
         q = np.clip(np.asarray(q, dtype=float), 0.0, 1.0)
         if self.kind == "zcdp":
-            # an infimum of lines: on a grid of ε it is an upper bound on f (the null grows,
-            # so a test against it stays valid); the grid reaches the ε where δ(ε) < 1e-300
-            grid = np.concatenate([[0.0], np.geomspace(1e-4, max(self.epsilon_at(1e-300), 1.0),
-                                                       800)])
-            lines = np.exp(grid)[None, :] * q.reshape(-1, 1) + self.delta_at(grid)[None, :]
-            out = lines.min(axis=1).reshape(q.shape)
+            slopes, offsets = self._lines
+            out = (slopes[None, :] * q.reshape(-1, 1) + offsets[None, :]).min(axis=1)
+            out = out.reshape(q.shape)
         else:
             e0 = math.exp(float(self.epsilon))
             d0 = float(self.delta)
             out = np.minimum(e0 * q + d0, q + float(self.delta_at(0.0)))
         out = np.minimum(out, 1.0)
         return float(out) if np.ndim(out) == 0 else out
+
+    @functools.cached_property
+    def _lines(self) -> tuple[np.ndarray, np.ndarray]:
+        """zCDP: the lines (e^ε, δ(ε)) whose lower envelope is f, on a grid of ε. On a grid
+        the minimum is an upper bound on f (the null grows, so a test against it stays
+        valid); the grid reaches the ε where δ(ε) < 1e-300."""
+        grid = np.concatenate([[0.0], np.geomspace(1e-4, max(self.epsilon_at(1e-300), 1.0),
+                                                   800)])
+        return np.exp(grid), np.asarray(self.delta_at(grid))
 
     def point(self, epsilon: float | None = None, delta: float | None = None
               ) -> tuple[float, float]:
