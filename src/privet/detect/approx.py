@@ -101,6 +101,23 @@ def null_for(mech: Mechanism, epsilon: float | None, delta: float | None) -> Nul
     return Null(e, d)
 
 
+def check_sizes(n_select: int, n_final: int) -> None:
+    if int(n_select) < 10 or int(n_final) < 10:
+        raise InputError("n_select and n_final must be at least 10.")
+
+
+def approx_pairs(mech: Mechanism, inputs=None, args: Mapping[str, Any] | None = None
+                 ) -> tuple[list, str, list]:
+    """Candidate pairs of an approximate-DP audit: StatDP's (Algorithm 4) in both orders,
+    plus the domain's edges, where the sensitivity of sums and means is largest."""
+    planned, path, notes = generate_inputs(mech, inputs, args)
+    if inputs is not None:  # both orders: the family tests one direction per ordered pair
+        return planned + [(b, a, p + " (swapped)", g) for a, b, p, g in planned], path, notes
+    fixed = planned[0][3] if planned else {}
+    return planned + [(a, b, p, dict(fixed)) for a, b, p, _ in
+                      tails.extreme_pairs(mech, _lengths(mech))], path, notes
+
+
 def detect_approx(mech: Mechanism, null: Null, *, inputs=None,
                   args: Mapping[str, Any] | None = None, n_select: int = 100_000,
                   n_final: int = 500_000, n_max: int = N_MAX, alpha: float = 0.05,
@@ -109,19 +126,12 @@ def detect_approx(mech: Mechanism, null: Null, *, inputs=None,
     """Steps 1-4 of the module docstring; a :class:`DetectResult` whose counterexample
     carries the event, the counts on both sides and the tested (ε, δ)."""
     t0 = time.perf_counter()
-    if int(n_select) < 10 or int(n_final) < 10:
-        raise InputError("n_select and n_final must be at least 10.")
+    check_sizes(n_select, n_final)
     if not 0 < float(alpha) < 1:
         raise InputError(f"alpha must lie in (0, 1), got {alpha!r}.")
     if seed is None:
         seed = secrets.randbits(63)
-    planned, path, notes = generate_inputs(mech, inputs, args)
-    if inputs is not None:  # both orders: Algorithm 2 tests both directions
-        planned = planned + [(b, a, p + " (swapped)", g) for a, b, p, g in planned]
-    else:  # and the domain's edges, where the sensitivity of sums and means is largest
-        fixed = planned[0][3] if planned else {}
-        planned = planned + [(a, b, p, dict(fixed)) for a, b, p, _ in
-                             tails.extreme_pairs(mech, _lengths(mech))]
+    planned, path, notes = approx_pairs(mech, inputs, args)
     f = null.envelope()
 
     def score(c1, c2, n1, n2):
@@ -194,4 +204,4 @@ def _plain(v: Any) -> Any:
     return v
 
 
-__all__ = ["N_MAX", "Null", "detect_approx", "null_for"]
+__all__ = ["N_MAX", "Null", "approx_pairs", "check_sizes", "detect_approx", "null_for"]

@@ -32,12 +32,7 @@ import numpy as np
 
 from ..attacks import tails
 from ..core.claims import Claim
-from ..core.errors import (
-    GridTooLargeError,
-    InputError,
-    NotEnumerableError,
-    ParameterError,
-)
+from ..core.errors import GridTooLargeError, NotEnumerableError, ParameterError
 from ..core.mechanism import Mechanism
 from ..core.results import CertifiedProfile, Counterexample
 from ..execution import get_executor
@@ -70,26 +65,20 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
                     progress: bool = False, executor: Any = None) -> CertifiedProfile:
     """Certified δ at ε, ε at δ and the lower curve ε_L(δ) over ``deltas`` (default 1e-7 ..
     0.1 plus the target δ), simultaneously with confidence ``confidence``."""
-    from ..detect.engine import _lengths, _Shared, generate_inputs
+    from ..detect.approx import approx_pairs, check_sizes
+    from ..detect.engine import _Shared
 
     t0 = time.perf_counter()
     if not 0 < float(confidence) < 1:
         raise ParameterError(f"confidence must lie in (0, 1), got {confidence}.")
-    if int(n_select) < 10 or int(n_final) < 10:
-        raise InputError("n_select and n_final must be at least 10.")
+    check_sizes(n_select, n_final)
     claim = mech.claim
     eps, dlt = target_point(claim, epsilon, delta)
     if seed is None:
         seed = secrets.randbits(63)
     grid = np.unique(np.r_[list(deltas) if deltas is not None else CURVE_DELTAS, dlt])
     grid = grid[(grid > 0) & (grid < 1)]
-    planned, path, notes = generate_inputs(mech, inputs, args)
-    if inputs is not None:
-        planned = planned + [(b, a, p + " (swapped)", g) for a, b, p, g in planned]
-    else:
-        fixed = planned[0][3] if planned else {}
-        planned = planned + [(a, b, p, dict(fixed)) for a, b, p, _ in
-                             tails.extreme_pairs(mech, _lengths(mech))]
+    planned, path, notes = approx_pairs(mech, inputs, args)
     e = math.exp(eps)
 
     def score(c1, c2, n1, n2):
