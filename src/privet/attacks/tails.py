@@ -229,6 +229,7 @@ class TailCounts:
     n2: int
     interrupted: bool = False
     notes: list = field(default_factory=list)
+    looks: int = 1   # the looks the caller's union bound must cover
 
 
 def extreme_pairs(mech: Mechanism, lengths: Sequence[int]) -> list[tuple]:
@@ -306,27 +307,53 @@ def select(mech: Mechanism, pairs: Sequence[tuple], score: Callable[[np.ndarray,
     return best
 
 
+STAGE = 8  # D2's fresh sample grows by this factor between looks
+
+
+def looks(n1: int, n2: int) -> int:
+    """How many looks :func:`count_fresh` may take: D2's sample starts at ``n1`` runs and
+    grows ``STAGE``-fold up to ``n2``."""
+    n, k = min(int(n1), int(n2)), 1
+    while n < int(n2):
+        n, k = n * STAGE, k + 1
+    return k
+
+
 def count_fresh(mech: Mechanism, cand: Candidate, n1: int, n2: int, *, seed: int,
-                executor: Any = None, progress: Any = None) -> TailCounts:
-    """Fresh counts (phase 2) of the candidate's family: ``n1`` runs on D1, ``n2`` on D2,
-    each chunk reduced to its counts where it runs. Ctrl-C keeps the chunks done so far
-    (``interrupted``; the counts are then over the runs actually drawn)."""
+                executor: Any = None, progress: Any = None,
+                stop: Callable[[TailCounts, int], bool] | None = None) -> TailCounts:
+    """Fresh counts (phase 2) of the candidate's family: ``n1`` runs on D1, up to ``n2`` on D2,
+    each chunk reduced to its counts where it runs.
+
+    D2 is sampled in stages (``n1``, then ``STAGE`` times more, ... up to ``n2``; every
+    stage adds new runs from its own seed stream) and ``stop(counts, looks)`` is asked after
+    each: the caller stops as soon as its test at level α/``looks(n1, n2)`` decides, which
+    keeps the union bound over looks valid and makes evident violations cheap. Ctrl-C keeps
+    the chunks done so far (``interrupted``; counts are over the runs actually drawn)."""
     reduce = functools.partial(_count_reduce, cand.family)
-    got = []
-    interrupted = False
-    for i, (x, n) in enumerate(((cand.x1, n1), (cand.x2, n2))):
-        red = map_reduce(mech, x, int(n), reduce, args=cand.args, seed=_stream(seed, 12, i),
-                         executor=executor, progress=progress)
+    total_looks = looks(n1, n2)
+
+    def draw(x, n, index):
+        red = map_reduce(mech, x, int(n), reduce, args=cand.args,
+                         seed=_stream(seed, 12, index), executor=executor, progress=progress)
         if red.value is None:
             raise KeyboardInterrupt
-        got.append((np.asarray(red.value, dtype=np.int64), int(red.n)))
-        interrupted |= bool(red.interrupted)
-        if red.interrupted:
-            break
-    if len(got) < 2:
+        return np.asarray(red.value, dtype=np.int64), int(red.n), bool(red.interrupted)
+
+    c1, m1, stopped = draw(cand.x1, n1, 0)
+    if stopped:
         raise KeyboardInterrupt
-    (c1, m1), (c2, m2) = got
-    return TailCounts(cand, c1, m1, c2, m2, interrupted)
+    c2 = np.zeros_like(c1)
+    m2, target, look = 0, min(int(n1), int(n2)), 0
+    while True:
+        add, got, stopped = draw(cand.x2, target - m2, 1 + look)
+        c2, m2, look = c2 + add, m2 + got, look + 1
+        counts = TailCounts(cand, c1, m1, c2, m2, stopped)
+        if stopped or m2 >= int(n2) or (stop is not None and stop(counts, total_looks)):
+            counts.notes.append(f"{look} of {total_looks} look(s) at D2's sample")
+            counts.looks = total_looks
+            return counts
+        target = min(int(n2), target * STAGE)
 
 
 def sample_sizes(epsilon: float, delta: float, n_final: int, n_max: int) -> tuple[int, int]:
@@ -342,5 +369,5 @@ def sample_sizes(epsilon: float, delta: float, n_final: int, n_max: int) -> tupl
 
 
 __all__ = ["Candidate", "Family", "Statistic", "TailCounts", "count_fresh", "extreme_pairs",
-           "fit_statistic",
+           "fit_statistic", "looks",
            "make_family", "sample_sizes", "select", "tail_levels"]

@@ -10,11 +10,13 @@ The pure test (StatDP's thinned Fisher test, :mod:`privet.detect.engine`) has no
 2. per ordered pair a family of tail events is fitted on those samples
    (:mod:`privet.attacks.tails`), and the pair whose best event looks most violating is
    kept;
-3. fresh samples count every event of the family: D1 about 50/δ times, D2 about 50·e^ε/δ
-   times (the claim decides how much evidence a violation needs; ``n_max`` caps both);
+3. fresh samples count every event of the family: D1 about 50/δ times, D2 up to about
+   50·e^ε/δ times (the claim decides how much evidence a violation needs; ``n_max`` caps
+   both), D2 in eightfold stages that stop as soon as the test rejects;
 4. each event gets the valid p-value of :func:`privet.stats.approx.approx_pvalue`, and the
-   result's p-value is the smallest one times the family's size (Bonferroni), so it is
-   valid for the whole family: P_H0[p ≤ α] ≤ α.
+   result's p-value is the smallest one times the family's size times the number of
+   possible looks (Bonferroni), so it is valid for the whole family and the early stop:
+   P_H0[p ≤ α] ≤ α.
 
 The null is one (ε, δ) point, or for a zCDP claim tested as a whole, the claim's envelope
 f(q) = inf_ε e^ε q + δ(ε) (every point of its profile at once).
@@ -101,6 +103,14 @@ def null_for(mech: Mechanism, epsilon: float | None, delta: float | None) -> Nul
     return Null(e, d)
 
 
+def family_pvalue(counts: tails.TailCounts, f) -> tuple[float, int, np.ndarray]:
+    """(Bonferroni p-value over the family, its best event, the per-event p-values)."""
+    ps = np.atleast_1d(approx_pvalue(counts.c1, counts.n1, counts.c2, counts.n2,
+                                     envelope=f))
+    k = int(np.argmin(ps))
+    return float(min(1.0, ps[k] * len(ps))), k, ps
+
+
 def check_sizes(n_select: int, n_final: int) -> None:
     if int(n_select) < 10 or int(n_final) < 10:
         raise InputError("n_select and n_final must be at least 10.")
@@ -151,14 +161,13 @@ def detect_approx(mech: Mechanism, null: Null, *, inputs=None,
             cand = tails.select(mech, planned, score, n_select=n_select, seed=seed,
                                 executor=shared, progress=advance)
             counts = tails.count_fresh(mech, cand, n1, n2, seed=seed, executor=shared,
-                                       progress=advance)
+                                       progress=advance,
+                                       stop=lambda c, L: family_pvalue(c, f)[0] * L < alpha)
     finally:
         shared.shutdown()
     fam = cand.family
-    ps = np.atleast_1d(approx_pvalue(counts.c1, counts.n1, counts.c2, counts.n2,
-                                     envelope=f))
-    k = int(np.argmin(ps))
-    p = float(min(1.0, ps[k] * fam.size))
+    p, k, ps = family_pvalue(counts, f)
+    p = float(min(1.0, p * counts.looks))       # Bonferroni over D2's looks as well
     if counts.interrupted:
         notes.append(f"interrupted: {counts.n1:,} and {counts.n2:,} fresh runs drawn of "
                      f"{n1:,} and {n2:,}")
@@ -172,11 +181,12 @@ def detect_approx(mech: Mechanism, null: Null, *, inputs=None,
         p_value=p, test_epsilon=e_w, epsilon_witnessed=e_w if rejected else None,
         confidence=1 - alpha, exact=False, seed=int(seed),
         details={"test_delta": d_w, "null": null.describe(), "pattern": cand.pattern,
-                 "p_event": float(ps[k]), "family_size": fam.size,
+                 "p_event": float(ps[k]), "family_size": fam.size, "looks": counts.looks,
                  "statistic": fam.statistic.describe(),
                  "selection_score": cand.score, "n_select": int(n_select),
                  "arg_path": path, "test": "Clopper-Pearson union bound, Bonferroni over "
-                                           f"{fam.size} events (privet.stats.approx)"},
+                                           f"{fam.size} events and {counts.looks} look(s) "
+                                           "(privet.stats.approx)"},
     )
     verdict = verdict_text(p, alpha)
     if counts.interrupted:

@@ -9,11 +9,12 @@ CCS 2023):
 2. selection samples fit, per ordered pair, a statistic and a family of tail events
    (:mod:`privet.attacks.tails`); the pair whose events show the largest δ at the target ε
    is kept;
-3. a fresh sample counts every event, D2's side sized by the claim (about 50·e^ε/δ runs);
-4. Clopper–Pearson bounds on both sides of every event, joined by one union bound
-   (:func:`privet.stats.approx.simultaneous_bounds`), hold together with probability at
-   least ``confidence``; from them, simultaneously: δ(ε) ≥ max_k L1_k − e^ε U2_k at every
-   ε and ε(δ) ≥ max_k ln((L1_k − δ)/U2_k) at every δ.
+3. a fresh sample counts every event, D2's side sized by the claim (up to about 50·e^ε/δ
+   runs, in eightfold stages that stop once a violation is certified);
+4. Clopper–Pearson bounds on both sides of every event, joined by one union bound over the
+   events and D2's looks (:func:`privet.stats.approx.simultaneous_bounds`), hold together
+   with probability at least ``confidence``; from them, simultaneously:
+   δ(ε) ≥ max_k L1_k − e^ε U2_k at every ε and ε(δ) ≥ max_k ln((L1_k − δ)/U2_k) at every δ.
 
 White-box first: when the mechanism's noise can be enumerated (finite discrete noise), the
 selected pair's profile is computed exactly instead (confidence 1). Black boxes (library
@@ -85,6 +86,7 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
         return np.asarray(c1) / n1 - e * np.asarray(c2) / n2
 
     n1, n2 = tails.sample_sizes(eps, dlt, n_final, n_max)
+    claimed_d = claim.delta_at(eps) if claim is not None else dlt
     ex = get_executor(executor, mech)
     shared = _Shared(ex, owned=ex is not executor)
     exact = None
@@ -96,8 +98,14 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
             cand = tails.select(mech, planned, score, n_select=n_select, seed=seed,
                                 executor=shared, progress=advance)
             exact = _exact_pair(mech, cand)
+            def decided(c: tails.TailCounts, looks: int) -> bool:   # a certified violation
+                level = 1 - (1 - confidence) / looks
+                return simultaneous_bounds(c.c1, c.n1, c.c2, c.n2, level).delta_at(eps) > \
+                    claimed_d
+
             counts = None if exact is not None else tails.count_fresh(
-                mech, cand, n1, n2, seed=seed, executor=shared, progress=advance)
+                mech, cand, n1, n2, seed=seed, executor=shared, progress=advance,
+                stop=decided)
     finally:
         shared.shutdown()
     if exact is not None:
@@ -106,16 +114,18 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
         method = "exact enumeration of the selected pair (white box)"
         conf = 1.0
     else:
-        pb = simultaneous_bounds(counts.c1, counts.n1, counts.c2, counts.n2, confidence)
-        method = (f"Clopper-Pearson over {cand.family.size} tail events, one union bound "
-                  "(privet.stats.approx)")
+        # the union bound also covers D2's looks: each look's bounds at 1 - α/looks
+        pb = simultaneous_bounds(counts.c1, counts.n1, counts.c2, counts.n2,
+                                 1 - (1 - confidence) / counts.looks)
+        pb = ProfileBound(pb.lower1, pb.upper2, float(confidence))
+        method = (f"Clopper-Pearson over {cand.family.size} tail events and "
+                  f"{counts.looks} look(s), one union bound (privet.stats.approx)")
         conf = float(confidence)
     d_low = float(pb.delta_at(eps))
     e_low = float(pb.epsilon_at(dlt))
     curve = np.asarray(pb.epsilon_at(grid), dtype=float)
     claimed = (np.asarray(claim.epsilon_at(grid), dtype=float) if claim is not None
                else np.full(len(grid), np.inf))
-    claimed_d = claim.delta_at(eps) if claim is not None else dlt
     over = d_low > claimed_d + 1e-15 or bool(np.any(curve > claimed + 1e-12))
     how = "exactly" if exact is not None else f"with confidence {conf:g}"
     verdict = (f"δ({eps:.4g}) ≥ {d_low:.3g} {how} (claimed {claimed_d:.3g}); "
