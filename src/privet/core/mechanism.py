@@ -275,7 +275,7 @@ class Mechanism:
         """Defaults, then ``args``; the mechanism's epsilon is passed as ``epsilon``."""
         merged = dict(self.args)
         if args:
-            unknown = set(args) - set(self.args) - {"epsilon", "delta", "rho"}
+            unknown = set(args) - set(self.args) - set(CLAIM_ARGS)
             if unknown and not self._accepts_kwargs():
                 raise InputError(
                     f"mechanism {self.name!r} has no argument(s) {', '.join(sorted(unknown))}; "
