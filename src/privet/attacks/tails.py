@@ -181,13 +181,14 @@ def make_family(stat: Statistic, s1: np.ndarray, levels: np.ndarray) -> Family:
     if s1.size == 0:
         return Family(stat, (), ())
     up = np.unique(np.quantile(s1, 1 - levels, method="higher"))
-    # an event {s > t} needs t below the maximum (else it is empty on the selection sample)
-    up = up[up < s1.max()] if stat.kind != "table" else np.unique(
-        np.concatenate([up[up < s1.max()], np.unique(s1)[:-1]]))[-2 * len(levels):]
-    low = () if stat.kind == "table" else tuple(
-        np.unique(np.quantile(s1, levels, method="lower"))[::1].tolist())
-    low = tuple(t for t in low if t > s1.min())
-    return Family(stat, tuple(float(t) for t in np.sort(up)), tuple(sorted(low)))
+    up = up[up < s1.max()]          # {s > t} must not be empty on the selection sample
+    if stat.kind == "table":        # discrete scores: the largest distinct levels as well
+        up = np.unique(np.r_[up, np.unique(s1)[:-1]])[-2 * len(levels):]
+        low = np.zeros(0)
+    else:
+        low = np.unique(np.quantile(s1, levels, method="lower"))
+        low = low[low > s1.min()]
+    return Family(stat, tuple(float(t) for t in up), tuple(float(t) for t in low))
 
 
 def _count_reduce(family: Family, out: np.ndarray) -> np.ndarray:

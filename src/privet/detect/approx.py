@@ -24,7 +24,6 @@ f(q) = inf_ε e^ε q + δ(ε) (every point of its profile at once).
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from collections.abc import Mapping
@@ -209,8 +208,6 @@ def _plain(v: Any) -> Any:
         return [_plain(x) for x in v.tolist()]
     if isinstance(v, np.generic):
         return v.item()
-    if isinstance(v, float) and math.isfinite(v) and v == int(v):
-        return v
     return v
 
 
