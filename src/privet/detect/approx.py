@@ -87,8 +87,8 @@ def null_for(mech: Mechanism, epsilon: float | None, delta: float | None) -> Nul
         check_epsilon(epsilon, "the test epsilon")
     if delta is None and (claim is None or claim.kind == "pure"):
         return None
-    if delta is not None and float(delta) == 0 and epsilon is not None:
-        return None
+    if delta is not None and float(delta) == 0:
+        return None   # δ = 0: StatDP's pure test at the test ε
     if claim is None:
         if epsilon is None:
             raise ParameterError(f"mechanism {mech.name!r} claims nothing: give the test "
