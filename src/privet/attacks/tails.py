@@ -308,16 +308,11 @@ def select(mech: Mechanism, pairs: Sequence[tuple], score: Callable[[np.ndarray,
     return best
 
 
-STAGE = 8  # D2's fresh sample grows by this factor between looks
-
-
 def looks(n1: int, n2: int) -> int:
-    """How many looks :func:`count_fresh` may take: D2's sample starts at ``n1`` runs and
-    grows ``STAGE``-fold up to ``n2``."""
-    n, k = min(int(n1), int(n2)), 1
-    while n < int(n2):
-        n, k = n * STAGE, k + 1
-    return k
+    """How many looks :func:`count_fresh` may take: one at ``n1`` runs of D2 and, when
+    ``n2`` is larger, one at ``n2`` (each look costs its share of the error budget, so two
+    keep most of the power of one while evident violations stop at the first)."""
+    return 2 if int(n2) > int(n1) else 1
 
 
 def count_fresh(mech: Mechanism, cand: Candidate, n1: int, n2: int, *, seed: int,
@@ -326,10 +321,10 @@ def count_fresh(mech: Mechanism, cand: Candidate, n1: int, n2: int, *, seed: int
     """Fresh counts (phase 2) of the candidate's family: ``n1`` runs on D1, up to ``n2`` on D2,
     each chunk reduced to its counts where it runs.
 
-    D2 is sampled in stages (``n1``, then ``STAGE`` times more, ... up to ``n2``; every
-    stage adds new runs from its own seed stream) and ``stop(counts, looks)`` is asked after
-    each: the caller stops as soon as its test at level α/``looks(n1, n2)`` decides, which
-    keeps the union bound over looks valid and makes evident violations cheap. Ctrl-C keeps
+    D2 is sampled in up to two stages (``n1`` runs, then up to ``n2``; the second adds new
+    runs from its own seed stream) and ``stop(counts, looks)`` is asked after the first:
+    the caller stops when its test at level α/``looks(n1, n2)`` decides, which keeps the
+    union bound over looks valid and makes evident violations cheap. Ctrl-C keeps
     the chunks done so far (``interrupted``; counts are over the runs actually drawn)."""
     reduce = functools.partial(_count_reduce, cand.family)
     total_looks = looks(n1, n2)
@@ -354,7 +349,7 @@ def count_fresh(mech: Mechanism, cand: Candidate, n1: int, n2: int, *, seed: int
             counts.notes.append(f"{look} of {total_looks} look(s) at D2's sample")
             counts.looks = total_looks
             return counts
-        target = min(int(n2), target * STAGE)
+        target = int(n2)
 
 
 def sample_sizes(epsilon: float, delta: float, n_final: int, n_max: int) -> tuple[int, int]:

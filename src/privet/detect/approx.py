@@ -12,7 +12,7 @@ The pure test (StatDP's thinned Fisher test, :mod:`privet.detect.engine`) has no
    kept;
 3. fresh samples count every event of the family: D1 about 50/δ times, D2 up to about
    50·e^ε/δ times (the claim decides how much evidence a violation needs; ``n_max`` caps
-   both), D2 in eightfold stages that stop as soon as the test rejects;
+   both), D2 looked at twice: at D1's size, stopping there when the test rejects;
 4. each event gets the valid p-value of :func:`privet.stats.approx.approx_pvalue`, and the
    result's p-value is the smallest one times the family's size times the number of
    possible looks (Bonferroni), so it is valid for the whole family and the early stop:

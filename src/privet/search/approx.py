@@ -10,7 +10,7 @@ CCS 2023):
    (:mod:`privet.attacks.tails`); the pair whose events show the largest δ at the target ε
    is kept;
 3. a fresh sample counts every event, D2's side sized by the claim (up to about 50·e^ε/δ
-   runs, in eightfold stages that stop once a violation is certified);
+   runs, looked at first at D1's size, where a certified violation stops it);
 4. Clopper–Pearson bounds on both sides of every event, joined by one union bound over the
    events and D2's looks (:func:`privet.stats.approx.simultaneous_bounds`), hold together
    with probability at least ``confidence``; from them, simultaneously:
