@@ -40,7 +40,7 @@ from ..core.results import Counterexample, DetectResult
 from ..execution import get_executor
 from ..execution.progress import progress_bar
 from ..stats.approx import approx_pvalue, point_envelope
-from .engine import _lengths, _Shared, generate_inputs, verdict_text
+from .engine import _lengths, _plain, _Shared, generate_inputs, verdict_text
 
 N_MAX = 400_000_000
 
@@ -110,6 +110,13 @@ def family_pvalue(counts: tails.TailCounts, f) -> tuple[float, int, np.ndarray]:
     return float(min(1.0, ps[k] * len(ps))), k, ps
 
 
+def total_runs(planned: list, n_select: int, n1: int, n2: int) -> int:
+    """Runs an audit may draw (for its progress bar): selection on every distinct input,
+    then the fresh samples of one pair."""
+    inputs = {np.asarray(x, float).tobytes() for a, b, _, _ in planned for x in (a, b)}
+    return int(n_select) * len(inputs) + int(n1) + int(n2)
+
+
 def check_sizes(n_select: int, n_final: int) -> None:
     if int(n_select) < 10 or int(n_final) < 10:
         raise InputError("n_select and n_final must be at least 10.")
@@ -153,9 +160,7 @@ def detect_approx(mech: Mechanism, null: Null, *, inputs=None,
     ex = get_executor(executor, mech)
     shared = _Shared(ex, owned=ex is not executor)
     try:
-        inputs_seen = len({np.asarray(x, float).tobytes() for a, b, _, _ in planned
-                           for x in (a, b)})
-        with progress_bar(n_select * inputs_seen + n1 + n2, "detect (ε, δ)",
+        with progress_bar(total_runs(planned, n_select, n1, n2), "detect (ε, δ)",
                           enabled=progress) as advance:
             cand = tails.select(mech, planned, score, n_select=n_select, seed=seed,
                                 executor=shared, progress=advance)
@@ -203,12 +208,5 @@ def detect_approx(mech: Mechanism, null: Null, *, inputs=None,
     )
 
 
-def _plain(v: Any) -> Any:
-    if isinstance(v, np.ndarray):
-        return [_plain(x) for x in v.tolist()]
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
-
-
-__all__ = ["N_MAX", "Null", "approx_pairs", "check_sizes", "detect_approx", "null_for"]
+__all__ = ["N_MAX", "Null", "approx_pairs", "check_sizes", "detect_approx", "null_for",
+           "total_runs"]

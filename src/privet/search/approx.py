@@ -66,7 +66,7 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
                     progress: bool = False, executor: Any = None) -> CertifiedProfile:
     """Certified δ at ε, ε at δ and the lower curve ε_L(δ) over ``deltas`` (default 1e-7 ..
     0.1 plus the target δ), simultaneously with confidence ``confidence``."""
-    from ..detect.approx import approx_pairs, check_sizes
+    from ..detect.approx import approx_pairs, check_sizes, total_runs
     from ..detect.engine import _Shared
 
     t0 = time.perf_counter()
@@ -91,9 +91,7 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
     shared = _Shared(ex, owned=ex is not executor)
     exact = None
     try:
-        n_inputs = len({np.asarray(x, float).tobytes() for a, b, _, _ in planned
-                        for x in (a, b)})
-        with progress_bar(n_select * n_inputs + n1 + n2, "search (ε, δ)",
+        with progress_bar(total_runs(planned, n_select, n1, n2), "search (ε, δ)",
                           enabled=progress) as advance:
             cand = tails.select(mech, planned, score, n_select=n_select, seed=seed,
                                 executor=shared, progress=advance)
