@@ -94,6 +94,8 @@ _RENDERERS = {
     "SuiteResult": ("library", "suite_table"),
     "CertifiedProfile": ("approx", "render_certified"),
     "ExactProfile": ("approx", "render_exact_profile"),
+    "PorosityResult": ("floats", "render_porosity"),
+    "SensitivityResult": ("floats", "render_sensitivity"),
 }
 
 

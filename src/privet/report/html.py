@@ -806,7 +806,16 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "SuiteResult": render_suite,
     "CertifiedProfile": lambda r: _approx("html_certified", r),
     "ExactProfile": lambda r: _approx("html_exact_profile", r),
+    "PorosityResult": lambda r: _floats_html("html_porosity", r),
+    "SensitivityResult": lambda r: _floats_html("html_sensitivity", r),
 }
+
+
+def _floats_html(function: str, result: Any) -> str:
+    """The float checks' renderers live with their CLI (``report/floats.py``)."""
+    from . import floats
+
+    return _section(getattr(floats, function)(result))
 
 
 def to_html(obj: Any) -> str:
