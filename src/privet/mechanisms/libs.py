@@ -87,7 +87,7 @@ from ..core.neighbors import Neighbors, add_remove, all_differ, replace_one
 from ..core.noise import Noise, Sampler
 from ._common import INDEXED, index_categories
 
-LIBRARIES = ("diffprivlib", "opendp", "pydp")
+LIBRARIES = ("diffprivlib", "opendp")   # the libraries with Laplace-family adapters; plus pydp
 _LABEL = {"diffprivlib": "IBM diffprivlib", "opendp": "OpenDP",
           "pydp": "Google differential-privacy (python-dp)"}
 _DIST = {"pydp": "python-dp"}  # distribution names that differ from the import name
