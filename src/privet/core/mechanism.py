@@ -285,10 +285,11 @@ class Mechanism:
         eps = epsilon if epsilon is not None else merged.get("epsilon", self.epsilon)
         if self.passes_epsilon and eps is not None:
             merged["epsilon"] = check_epsilon(eps)
-        if self.passes_delta:
-            merged.setdefault("delta", float(self.delta))
-        if self.passes_rho and self.rho is not None:
-            merged.setdefault("rho", float(self.rho))
+        given = args or {}
+        if self.passes_delta and "delta" not in given:   # the claim's δ, unless args set it
+            merged["delta"] = float(self.delta)
+        if self.passes_rho and self.rho is not None and "rho" not in given:
+            merged["rho"] = float(self.rho)
         return merged
 
     def _accepts_kwargs(self) -> bool:
@@ -455,7 +456,7 @@ def mechanism(
             )
         defaults = {
             p.name: p.default for p in params[2:]
-            if p.default is not inspect.Parameter.empty and p.name not in CLAIM_ARGS
+            if p.default is not inspect.Parameter.empty and p.name != "epsilon"
         }
         if args:
             defaults.update(args)
