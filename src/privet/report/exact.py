@@ -64,6 +64,8 @@ def render_bound(b: ExactBound) -> Table:
                                        f"P[M(x')=y] = {_num(probs[1])}")
     if b.details.get("interrupted") and not is_delta:
         t.add_row("verdict", "interrupted: the value is a lower bound from the triples checked")
+    elif b.claimed_epsilon is not None and not is_delta and b.claim and "δ" in b.claim:
+        t.add_row("verdict", f"claim {b.claim}: its δ is checked by privet exact --profile")
     elif b.claimed_epsilon is not None and not is_delta:
         if b.epsilon <= b.claimed_epsilon + 1e-12:
             verdict = f"verified: epsilon <= claimed {b.claimed_epsilon:g} on the checked domain"
@@ -112,6 +114,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--fractions", action="store_true", help="exact rational probabilities")
     p.add_argument("--delta-for", type=float, metavar="EPS",
                    help="smallest delta for this epsilon (hockey-stick divergence)")
+    p.add_argument("--profile", action="store_true",
+                   help="the whole privacy profile δ(ε), tight Rényi/zCDP values and an exact "
+                        "check of the claim (the default for (ε, δ) and zCDP claims)")
+    p.add_argument("--epsilons", default=None, metavar="A:B:K",
+                   help="where the profile evaluates δ(ε): K values from A to B (default 0:3:31)")
     p.add_argument("--accuracy", type=float, metavar="ALPHA",
                    help="tight (alpha, beta)-accuracy instead of epsilon")
     p.add_argument("--top-k", type=int, default=5, metavar="K", help="worst inputs to list")
@@ -158,6 +165,16 @@ def run_cli(args: argparse.Namespace) -> int:
         res = delta_for(target, args.delta_for, **common)
         emit(args, res, render_bound)
         return 0
+    claim = getattr(target, "claim", None)
+    if getattr(args, "profile", False) or (claim is not None and claim.kind != "pure"):
+        from ..exact import profile
+        from .approx import render_exact_profile
+        from .detect import _epsilons
+
+        eps = _epsilons(args.epsilons) if getattr(args, "epsilons", None) else None
+        res = profile(target, epsilons=eps, **common)
+        emit(args, res, render_exact_profile)
+        return 1 if res.verified is False else 0
     res = exact(target, pairs="rr" if args.set == "rr" else None, **common)
     emit(args, res, render_bound)
     violated = res.claimed_epsilon is not None and res.epsilon > res.claimed_epsilon + 1e-12

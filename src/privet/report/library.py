@@ -9,18 +9,19 @@ import numpy as np
 from rich.table import Table
 
 from ..core.mechanism import Mechanism
-from . import fmt_num, table
+from . import fmt_claim, fmt_num, table
 
 
 def library_table(mechs: dict[str, Mechanism]) -> Table:
     rows = []
     for name, m in mechs.items():
         rows.append([
-            name, fmt_num(m.epsilon), fmt_num(m.true_epsilon), _short_neighbors(m),
+            name, fmt_claim(m.describe_claim(), m.epsilon), fmt_num(m.true_epsilon),
+            _short_neighbors(m),
             (m.source or "").split(" (")[0],
         ])
     return table("privet mechanism library (privet list --json for the whole spec)",
-                 ["name", "claimed ε", "known ε", "neighbors", "source"], rows)
+                 ["name", "claim", "known ε", "neighbors", "source"], rows)
 
 
 def _short_neighbors(m: Mechanism) -> str:
@@ -92,14 +93,15 @@ def suite_table(result: Any) -> Table:
     for ln in result.lines:
         bound = "—" if ln.lower_bound is None else \
             f"{fmt_num(ln.lower_bound, 3)} ({ln.confidence:.0%})"
-        body.append([ln.mechanism, fmt_num(ln.claimed_epsilon, 3), fmt_num(ln.true_epsilon, 3),
+        body.append([ln.mechanism, fmt_claim(ln.claim, fmt_num(ln.claimed_epsilon, 3)),
+                     fmt_num(ln.true_epsilon, 3),
                      _verdict_style(ln.verdict), ln.counterexample or "—", bound,
                      fmt_num(ln.exact_epsilon, 4), f"{ln.seconds:.1f}"])
     mode = "quick" if result.quick else "full"
     state = ", interrupted: what finished is shown" if result.interrupted else ""
     title = (f"privet suite ({mode}, engines {', '.join(result.engines)}, "
              f"{result.seconds:.0f} s{state}); --json or --html for every engine's result")
-    return table(title, ["mechanism", "claimed ε", "known ε", "verdict", "counterexample",
+    return table(title, ["mechanism", "claim", "known ε", "verdict", "counterexample",
                          "certified ε ≥", "exact ε", "s"], body)
 
 
