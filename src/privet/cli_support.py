@@ -180,13 +180,18 @@ def epsilon_text(text: str) -> str:
     return text
 
 
-def epsilon_range(text: str) -> list[float]:
-    """``a:b:k``: k test epsilons evenly spaced from a to b (a < b unless k = 1)."""
+def epsilon_range(text: str, zero: bool = False) -> list[float]:
+    """``a:b:k``: k test epsilons evenly spaced from a to b (a < b unless k = 1); each end
+    positive, or also 0 with ``zero`` (see :func:`epsilon_grid`)."""
     parts = str(text).split(":")
     if len(parts) != 3:
         raise argparse.ArgumentTypeError(
-            f"give the test epsilons as a:b:k (k values from a to b), got {text!r}")
-    lo, hi = epsilon(parts[0]), epsilon(parts[1])
+            f"give the epsilons as a:b:k (k values from a to b), got {text!r}")
+
+    def end(t: str) -> float:
+        return 0.0 if zero and t.strip() in ("0", "0.0", "0.") else epsilon(t)
+
+    lo, hi = end(parts[0]), end(parts[1])
     k = integer(parts[2], "k of a:b:k", 1, MAX_CURVE_POINTS)
     if k == 1:
         return [lo]
@@ -194,6 +199,11 @@ def epsilon_range(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"a:b:k needs a < b, got {text!r}; write "
                                          f"{parts[1]}:{parts[0]}:{parts[2]}")
     return [lo + (hi - lo) * i / (k - 1) for i in range(k)]
+
+
+def epsilon_grid(text: str) -> list[float]:
+    """``a:b:k`` like :func:`epsilon_range`, where a may be 0 (a privacy profile δ(ε))."""
+    return epsilon_range(text, zero=True)
 
 
 def output_file(flag: str):

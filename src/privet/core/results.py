@@ -255,6 +255,7 @@ class PValueCurve:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
 
 @result_type
@@ -276,6 +277,7 @@ class Bound:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
     @property
     def violates(self) -> bool:
@@ -302,6 +304,7 @@ class ExactBound:
     backend: str = "enumerate"
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -339,6 +342,7 @@ class SuiteRow:
     seconds: float | None = None
     details: dict = field(default_factory=dict)
     result: Any = None
+    claim: str | None = None
 
 
 @result_type
@@ -361,6 +365,7 @@ class SuiteLine:
     exact_domain: str | None = None
     seconds: float = 0.0
     engines: tuple = ()
+    claim: str | None = None
 
 
 @result_type
@@ -376,6 +381,70 @@ class SuiteResult:
     interrupted: bool = False
     seconds: float = 0.0
     seed: int | None = None
+
+
+# === approximate-DP results ===
+@result_type
+@dataclass(frozen=True)
+class CertifiedProfile:
+    """``privet.search`` on an (ε, δ) or zCDP claim: certified lower bounds on the privacy
+    profile, all from one fresh sample over a family of events (simultaneous, confidence
+    ``confidence``).
+
+    ``delta_lower`` certifies "δ(``epsilon``) ≥ delta_lower", ``epsilon_lower`` certifies
+    "ε(``delta``) ≥ epsilon_lower"; ``curve_delta``/``curve_epsilon`` is the certified lower
+    curve ε_L(δ), ``claimed_curve`` the claim's ε(δ) at the same δ (inf where the claim
+    promises nothing), ``known_curve`` the mechanism's true ε(δ) when the library knows it.
+    ``violates`` is True when the certified curve rises above the claim's anywhere.
+    """
+
+    mechanism: str
+    claim: str | None
+    confidence: float
+    epsilon: float | None
+    delta_lower: float | None
+    delta: float | None
+    epsilon_lower: float | None
+    curve_delta: tuple = ()
+    curve_epsilon: tuple = ()
+    claimed_curve: tuple = ()
+    known_curve: tuple | None = None
+    verdict: str = ""
+    witness: Counterexample | None = None
+    method: str = ""
+    seed: int | None = None
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violates(self) -> bool:
+        return any(c > k + 1e-12 for c, k in zip(self.curve_epsilon, self.claimed_curve)) or \
+            bool(self.details.get("delta_violation"))
+
+
+@result_type
+@dataclass(frozen=True)
+class ExactProfile:
+    """``privet.exact`` privacy profile: the tight δ(ε) of a discrete mechanism at every ε of
+    ``epsilons`` over the checked domain, its tight Rényi divergences (``renyi``: order ->
+    max over pairs of D_α, inf when supports differ) and zCDP ρ = sup_α D_α/α (None when
+    infinite), and the exact check of the claim (``verified`` True/False, None when the
+    claim is not checked)."""
+
+    mechanism: str
+    epsilons: tuple
+    deltas: tuple
+    witnesses: tuple
+    domain: str
+    renyi: dict = field(default_factory=dict)
+    rho: float | None = None
+    claim: str | None = None
+    verified: bool | None = None
+    check: str = ""
+    backend: str = "enumerate"
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+# === end approximate-DP results ===
 
 
 # === detect results ===
@@ -405,6 +474,8 @@ class DetectResult:
     seconds: float | None = None
     alpha: float = 0.05
     details: dict = field(default_factory=dict)
+    claim: str | None = None
+    test_delta: float | None = None
 
     @property
     def violation(self) -> bool:

@@ -17,9 +17,14 @@ and importable from this package)::
     delta_for(target, epsilon, *, inputs=None, pairs=None, backend="auto", fractions=False,
               args=None, cap=..., input_cap=..., progress=False) -> ExactBound
 
-``target`` is a native privet Mechanism with finite discrete noise (backend "enumerate")
-or a BDD-language :class:`~privet.exact.bdd.Program` (backend "bdd": compile once with
-symbolic inputs; "bdd-fixed": one compilation per input). ``pairs`` is ``None``
+``target`` is a native privet Mechanism with finite discrete noise or a BDD-language
+:class:`~privet.exact.bdd.Program`. A mechanism runs on Enumerate ("enumerate") or is
+compiled to a BDD by the Compile interpreter (:mod:`privet.exact.compile`): "bdd" compiles
+once with a symbolic input, "bdd-fixed" once per input; an output that is a sum of
+independent parts is convolved instead ("counting", :mod:`privet.exact.counting`). "auto"
+(the default) picks by estimated cost (:func:`privet.exact.backend.choose_backend`) and
+``details["backend_choice"]`` says why. ``distributions(mech, inputs)`` gives the exact
+output distribution of every input from one compilation. ``pairs`` is ``None``
 (exhaustive: every neighbor pair of the input grid x every output), a list of ``(x, x')``
 pairs (every output), a privacy set of ``(x, x', y)`` triples (Def. 4), or ``"rr"`` for the
 randomized-response set of Eqs. (7)-(8).
@@ -45,6 +50,7 @@ from ..core.errors import (
     PrivetError,
     check_epsilon,
 )
+from ..core.mechanism import Mechanism
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import AccuracyBound, ExactBound
 from ..core.safe import power_count
@@ -62,7 +68,9 @@ from .algorithms import (
     make_target,
     neighbor_pairs,
 )
+from .backend import choose_backend
 from .bdd import Compiled, Program, compile_program, program
+from .compile import CompileError, as_program, compile_mechanism, distributions
 
 # Bytes per (input, output) probability during exhaustive inference, measured on randomized
 # response (n = 10, 11, 12: 2^n inputs x 2^n outputs): about 230 B per entry with floats and
@@ -71,29 +79,42 @@ from .bdd import Compiled, Program, compile_program, program
 MEMORY_PER_ENTRY = {"float": 256, "fraction": 400, "bdd": 24}
 
 
-def check_memory(t: Target, n_inputs: float, probe: tuple | None = None,
-                 limit: int | None = None) -> float:
+def check_memory(t: Target, n_inputs: int, probe: tuple, limit: int | None = None) -> float:
     """Estimated bytes of inference over ``n_inputs`` inputs, refused in one sentence above
     ``limit`` (default :func:`privet.execution.memory_limit`, half the physical memory).
 
     The outputs per input are measured on one input (``probe``, whose distribution is kept
-    for the run), read off the compiled BDD, or taken as 1 without a probe (a lower bound,
-    checked before the input grid is built); the bytes per entry are
+    for the run) or read off the compiled BDD; the bytes per entry are
     :data:`MEMORY_PER_ENTRY`."""
-    from ..execution import format_bytes, memory_limit
-
-    limit = memory_limit() if limit is None else int(limit)
     if t.backend == "bdd" and t.compiled is not None:
         k, per = t.compiled.output_count, MEMORY_PER_ENTRY["bdd"]
     else:
-        k = 1 if probe is None else max(1, len(t.distribution(probe)))
+        k = max(1, len(t.distribution(probe)))
         per = MEMORY_PER_ENTRY["fraction" if t.exact else "float"]
-    need = float(n_inputs) * float(k) * per
+    return _within(t.name, n_inputs, k, per, limit)
+
+
+def done_pairs(table: Any, I: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs whose inputs were both inferred: all of them, unless Ctrl-C cut inference
+    short (``table.interrupted``); KeyboardInterrupt again when no pair is complete."""
+    if not table.interrupted:
+        return I, J
+    keep = (I < len(table.xs)) & (J < len(table.xs))
+    if not keep.any():
+        raise KeyboardInterrupt
+    return I[keep], J[keep]
+
+
+def _within(name: str, n_inputs: float, k: int | None, per: int, limit: int | None) -> float:
+    from ..execution import format_bytes, memory_limit
+
+    limit = memory_limit() if limit is None else int(limit)
+    need = float(n_inputs) * float(k or 1) * per
     if need > limit:
         many = f"{int(n_inputs):,}" if n_inputs < 1e18 else "more than 10^18"
-        each = "at least one output" if probe is None else f"about {int(k):,} outputs"
+        each = "at least one output" if k is None else f"about {int(k):,} outputs"
         raise GridTooLargeError(
-            f"exact inference of {t.name!r} over {many} inputs x {each} each needs about "
+            f"exact inference of {name!r} over {many} inputs x {each} each needs about "
             f"{format_bytes(need)} of memory, above the limit of {format_bytes(limit)}; check "
             "fewer inputs (inputs=/--inputs, pairs='rr'/--set rr, a shorter length) or raise "
             "the limit (max_memory=/--max-memory)."
@@ -101,22 +122,18 @@ def check_memory(t: Target, n_inputs: float, probe: tuple | None = None,
     return need
 
 
-def _inputs(t: Target, inputs: Iterable | None, input_cap: int,
-            max_memory: int | None) -> np.ndarray:
-    """:func:`input_grid`, after checking that the whole domain fits in memory at all."""
-    if inputs is None:
-        values, n = grid_axes(t)
-        if power_count(len(values), n) <= input_cap:
-            check_memory(t, power_count(len(values), n), None, max_memory)
-    return input_grid(t, inputs, input_cap)
-
-
-def _target(obj: Any, backend: str, fractions: bool, args: Mapping[str, Any] | None,
-            cap: int, length: Any) -> Target:
+def _check_request(target: Any, length: Any, whole_domain: bool, input_cap: int,
+                   max_memory: int | None) -> None:
+    """Before any backend runs: ``length`` is a positive whole number, and a whole input
+    domain within ``input_cap`` fits in memory at one output per input (a lower bound)."""
     if length is not None and (isinstance(length, bool) or not isinstance(length, int)
                                or length < 1):
         raise ParameterError(f"length must be a positive whole number, got {length!r}.")
-    return make_target(obj, backend, fractions, args, cap, length)
+    if whole_domain and isinstance(target, (Mechanism, Program)):
+        values, n = grid_axes(_length_only(target, length))
+        count = power_count(len(values), n)
+        if count <= input_cap:
+            _within(target.name, count, None, MEMORY_PER_ENTRY["bdd"], max_memory)
 
 
 def _as_float(v: Any) -> float:
@@ -148,7 +165,7 @@ def _domain_text(target: Target, xs: np.ndarray | None, restricted: str | None) 
     return f"{n:,} inputs ({whole}); neighbors: {target.neighbors.describe()}"
 
 
-def _target_n(target: Target) -> int:
+def _target_n(target: Any) -> int:
     obj = target.obj
     if isinstance(obj, Program):
         return obj.length
@@ -157,6 +174,22 @@ def _target_n(target: Target) -> int:
     if isinstance(obj.domain.length, int):
         return obj.domain.length
     raise InputError("the randomized-response sets need the input length: give length=n.")
+
+
+class _length_only:
+    """What the built-in sets need to know about a target before its backend is chosen."""
+
+    def __init__(self, obj: Any, length: int | None):
+        self.obj, self.length = obj, length
+
+
+def _count_inputs(inputs: Sequence | None, pairs: Sequence | None) -> int | None:
+    """How many distinct inputs a call will run inference on (None: the whole domain)."""
+    if pairs is not None:
+        return len({_norm(x) for pr in pairs for x in pr[:2]})
+    if inputs is not None:
+        return len(inputs)
+    return None
 
 
 BUILTIN_SETS = {
@@ -217,16 +250,22 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
     run above ``max_memory`` bytes (default half the machine's memory) is refused.
     """
     start = time.perf_counter()
-    t = _target(target, backend, fractions, args, cap, length)
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory)
     restricted = None
     details: dict[str, Any] = {}
     xs = None
     if isinstance(pairs, str):
-        pairs, restricted = _builtin_set(pairs, t, "privacy", max_memory)
+        pairs, restricted = _builtin_set(pairs, _length_only(target, length), "privacy",
+                                         max_memory)
     if pairs is not None:
         pairs = list(pairs)
         if not pairs:
             raise InputError("the privacy set is empty.")
+    if inputs is not None and not isinstance(inputs, str):
+        inputs = list(inputs)
+    t = make_target(target, backend, fractions, args, cap, length,
+                    n_inputs=_count_inputs(inputs, pairs))
+    details["backend_choice"] = t.choice
     if pairs is not None and len(pairs[0]) == 3:
         if inputs is not None:
             sets.check_covers(pairs, inputs)
@@ -248,7 +287,7 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
             xs, I, J = _pair_grid(t, pairs, input_cap)
             restricted = f"{len(pairs)} given input pairs x every output"
         else:
-            xs = _inputs(t, inputs, input_cap, max_memory)
+            xs = input_grid(t, inputs, input_cap)
             I, J = neighbor_pairs(t.neighbors, xs)
         check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
         inf_start = time.perf_counter()
@@ -386,18 +425,24 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     start = time.perf_counter()
     if not alpha >= 0:
         raise ParameterError(f"alpha must be a number >= 0, got {alpha!r}.")
-    t = _target(target, backend, fractions, args, cap, length)
+    _check_request(target, length, inputs is None, input_cap, max_memory)
     label = None
     if isinstance(inputs, str):
-        inputs, label = _builtin_set(inputs, t, "accuracy", max_memory)
-    xs = _inputs(t, inputs, input_cap, max_memory)
+        inputs, label = _builtin_set(inputs, _length_only(target, length), "accuracy",
+                                     max_memory)
+    elif inputs is not None:
+        inputs = list(inputs)
+    t = make_target(target, backend, fractions, args, cap, length,
+                    n_inputs=_count_inputs(inputs, None))
+    xs = input_grid(t, inputs, input_cap)
     if t.backend != "bdd":  # per-input distributions (the BDD answers point queries)
         check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
     if truth is None:
         truth = getattr(t.obj, "truth", None) or (lambda x: int(np.sum(x)))
-    res = exact_acc(t, float(alpha), xs, truth)
+    res = exact_acc(t, float(alpha), xs, truth, keep=max(1, int(top_k)))
     details: dict[str, Any] = {"inference_size": res.inference_size,
-                               "solver_runs": t.solver_runs, "inputs": len(xs)}
+                               "solver_runs": t.solver_runs, "inputs": len(xs),
+                               "backend_choice": t.choice}
     if t.compiled is not None:
         details["bdd_size"] = t.compiled.size
         details["compile_seconds"] = t.compile_seconds
@@ -422,18 +467,26 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     """
     start = time.perf_counter()
     check_epsilon(epsilon)
-    t = _target(target, backend, fractions, args, cap, length)
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory)
+    pairs = None if pairs is None else list(pairs)
+    inputs = None if inputs is None else list(inputs)
+    t = make_target(target, backend, fractions, args, cap, length,
+                    n_inputs=_count_inputs(inputs, pairs))
     if pairs is not None:
-        xs, I, J = _pair_grid(t, list(pairs), input_cap)
+        xs, I, J = _pair_grid(t, pairs, input_cap)
     else:
-        xs = _inputs(t, inputs, input_cap, max_memory)
+        xs = input_grid(t, inputs, input_cap)
         I, J = neighbor_pairs(t.neighbors, xs)
     if len(I) == 0:
         raise PrivetError("no two checked inputs are neighbors.")
     check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
     table = inference_dense(t, xs, progress)
+    I, J = done_pairs(table, I, J)
     d, i, j = hockey_stick_dense(table, I, J, float(epsilon))
-    details: dict[str, Any] = {"pairs": len(I), "inputs": len(xs)}
+    details: dict[str, Any] = {"pairs": len(I), "inputs": len(table.xs),
+                               "backend_choice": t.choice}
+    if table.interrupted:
+        details["interrupted"] = True  # a lower bound on delta, from the inputs done
     if t.compiled is not None:
         details["bdd_size"] = t.compiled.size
     return ExactBound(
@@ -444,19 +497,25 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     )
 
 
+from .profile import profile  # noqa: E402 - the approximate-DP profile (issue 15)
+
 # ``privet.exact`` is the function: hang the rest of the API on it.
 exact.accuracy = accuracy            # type: ignore[attr-defined]
 exact.delta_for = delta_for          # type: ignore[attr-defined]
+exact.profile = profile              # type: ignore[attr-defined]
 exact.program = program              # type: ignore[attr-defined]
 exact.programs = programs            # type: ignore[attr-defined]
 exact.sets = sets                    # type: ignore[attr-defined]
 exact.closed_form = closed_form      # type: ignore[attr-defined]
+exact.distributions = distributions  # type: ignore[attr-defined]
+exact.choose_backend = choose_backend  # type: ignore[attr-defined]
 
 
 
 make_callable(__name__)  # privet.exact(...) calls exact() even once the package is bound
 
 __all__ = [
-    "Compiled", "Program", "accuracy", "closed_form", "compile_program", "delta_for", "exact",
-    "program", "programs", "sets",
+    "CompileError", "Compiled", "Program", "accuracy", "as_program", "choose_backend",
+    "closed_form", "compile_mechanism", "compile_program", "delta_for", "distributions",
+    "exact", "profile", "program", "programs", "sets",
 ]

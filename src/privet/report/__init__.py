@@ -52,6 +52,12 @@ def fmt_num(v: Any, digits: int = 4) -> str:
     return f"{f:.{digits}g}"
 
 
+def fmt_claim(claim: str | None, claimed_epsilon: Any = None) -> str:
+    """The claim as reports show it: its description when the result carries one (``(ε, δ) =
+    (1, 1e-05)``, ``ρ = 0.1 (zCDP)``), else the claimed ε."""
+    return claim if claim else fmt_num(claimed_epsilon)
+
+
 def fmt_vec(v: Any) -> str:
     if v is None:
         return "—"
@@ -96,6 +102,8 @@ _RENDERERS = {
     "ExactBound": ("exact", "render_bound"), "AccuracyBound": ("exact", "render_accuracy"),
     "PufferfishVerdict": ("pufferfish", "render"), "SynthResult": ("synth", "render"),
     "SuiteResult": ("library", "suite_table"),
+    "CertifiedProfile": ("approx", "render_certified"),
+    "ExactProfile": ("approx", "render_exact_profile"),
     "PorosityResult": ("floats", "render_porosity"),
     "SensitivityResult": ("floats", "render_sensitivity"),
 }

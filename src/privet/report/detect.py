@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from rich.console import Group
@@ -47,8 +46,12 @@ def counterexample_table(cx: Counterexample, title: str = "counterexample") -> T
     if cx.counts and cx.n:
         t.add_row("M(D1) in E", f"{cx.counts[0]:,} / {cx.n[0]:,}")
         t.add_row("M(D2) in E", f"{cx.counts[1]:,} / {cx.n[1]:,}")
+    d = (cx.details or {}).get("test_delta")
     if cx.test_epsilon is not None:
-        t.add_row("claim tested", f"P(M(D1) in E) <= e^{cx.test_epsilon:g} P(M(D2) in E)")
+        t.add_row("claim tested", f"P(M(D1) in E) <= e^{cx.test_epsilon:g} P(M(D2) in E)"
+                  + (f" + {d:.3g}" if d else ""))
+    if (cx.details or {}).get("null"):
+        t.add_row("null", f"{cx.details['null']}; {cx.details.get('test', '')}")
     t.add_row("p-value", _p(cx.p_value))
     pattern = cx.details.get("pattern") if cx.details else None
     if pattern:
@@ -85,8 +88,10 @@ def render(result: DetectResult) -> Group:
     head = Text()
     head.append(f"{result.mechanism}: ", style="bold")
     head.append(result.verdict, style=f"bold {color}")
-    head.append(f"  (test eps = {result.test_epsilon:g}, claimed eps = "
-                f"{_g(result.claimed_epsilon)}, arguments: {result.arg_path}, "
+    tested = f"test eps = {result.test_epsilon:g}" + (
+        f", test delta = {result.test_delta:.3g}" if result.test_delta else "")
+    claimed = result.claim or f"eps = {_g(result.claimed_epsilon)}"
+    head.append(f"  ({tested}, claimed {claimed}, arguments: {result.arg_path}, "
                 f"{result.seconds:.2f} s, seed {result.seed})")
     parts.append(head)
     selected = result.counterexample or result.details.get("selected")
@@ -135,15 +140,10 @@ def plot_curve(curves: PValueCurve | Sequence[PValueCurve], path: str, title: st
     ax.set_title(title or items[0].mechanism)
     ax.legend()
     fig.tight_layout()
-    from ..core.errors import InputError
-    from .output import write_atomic
+    from .output import save_figure
 
-    fmt = Path(path).suffix.lstrip(".").lower() or "png"
     try:
-        if fmt not in fig.canvas.get_supported_filetypes():
-            raise InputError(f"--plot {str(path)!r}: matplotlib cannot write .{fmt} files; "
-                             "use .png, .pdf or .svg.")
-        write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=120, format=fmt), "--plot")
+        save_figure(fig, path)
     finally:
         plt.close(fig)
     return path
@@ -162,6 +162,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("target", help="library name (statdp.svt) or MODULE:NAME / file.py:NAME")
     p.add_argument("--epsilon", type=flags.epsilon, default=None,
                    help="test epsilon (default: the mechanism's claimed epsilon)")
+    p.add_argument("--delta", type=flags.real("delta", 0.0, 1.0, high_open=True), default=None,
+                   help="test delta: test the (ε, δ) null P[M(D1)∈E] <= e^ε P[M(D2)∈E] + δ "
+                        "(default: the claim's δ; pure claims use StatDP's test)")
+    p.add_argument("--n-max", type=flags.count("the number of runs"), default=400_000_000,
+                   help="cap on the fresh runs per input of an (ε, δ) test (default 4e8)")
     p.add_argument("--claimed", type=flags.epsilon, default=None,
                    help="run the mechanism with this claimed epsilon instead of its own")
     p.add_argument("--test-epsilons", type=flags.epsilon_range, default=None, metavar="A:B:K",
@@ -192,13 +197,16 @@ def run_cli(args: argparse.Namespace) -> int:
 
     mech = load_mechanism(args.target, epsilon=getattr(args, "claimed", None))
     test_eps = getattr(args, "test_epsilons", None)
-    if getattr(args, "plot", None) and test_eps is None:
+    if getattr(args, "plot", None) and test_eps is None and getattr(args, "delta", None) \
+            is None and (mech.claim is None or mech.claim.kind == "pure"):
         base = args.epsilon or mech.epsilon or 1.0
         test_eps = [base * (0.5 + 0.1 * i) for i in range(11)]
     as_json = bool(getattr(args, "json", False))
     result = detect(mech, args.epsilon, test_epsilons=test_eps, n_select=args.n_select,
                     n_final=args.n_final, alpha=args.alpha, seed=getattr(args, "seed", None),
-                    progress=not as_json, executor=getattr(args, "executor", None))
+                    progress=not as_json, executor=getattr(args, "executor", None),
+                    delta=getattr(args, "delta", None),
+                    n_max=getattr(args, "n_max", 400_000_000))
     if getattr(args, "plot", None) and result.curve is not None:
         plot_curve(result.curve, args.plot)
     emit(args, result, render)

@@ -68,6 +68,8 @@ def render_bound(b: ExactBound) -> Table:
                                        f"P[M(x')=y] = {_num(probs[1])}")
     if b.details.get("interrupted") and not is_delta:
         t.add_row("verdict", "interrupted: the value is a lower bound from the triples checked")
+    elif b.claimed_epsilon is not None and not is_delta and b.claim and "δ" in b.claim:
+        t.add_row("verdict", f"claim {b.claim}: its δ is checked by privet exact --profile")
     elif b.claimed_epsilon is not None and not is_delta:
         if b.epsilon <= b.claimed_epsilon + 1e-12:
             verdict = f"verified: epsilon <= claimed {b.claimed_epsilon:g} on the checked domain"
@@ -80,8 +82,8 @@ def render_bound(b: ExactBound) -> Table:
     if "triples" in d:
         t.add_row("privacy set", f"{d.get('set', '')}: {d['triples']:,} triples, "
                                  f"{d.get('pairs', 0):,} input pairs")
-    t.add_row("backend", b.backend + (f", BDD size {d['bdd_size']} nodes" if "bdd_size" in d
-                                      else ""))
+    t.add_row("backend", d.get("backend_choice") or (
+        b.backend + (f", BDD size {d['bdd_size']} nodes" if "bdd_size" in d else "")))
     if b.seconds is not None:
         t.add_row("time", f"{b.seconds:.3f} s")
     return t
@@ -97,7 +99,8 @@ def render_accuracy(a: AccuracyBound) -> Table:
     for r, (x, v) in enumerate(a.top_k, 1):
         t.add_row(str(r), _vec(list(x)), _num(v))
     t.caption = (f"tight 1 - beta = {_num(a.one_minus_beta)} at {_vec(list(a.worst_input))}; "
-                 f"checked {a.domain}; backend {a.backend}"
+                 f"checked {a.domain}; backend "
+                 f"{a.details.get('backend_choice') or a.backend}"
                  + (f", BDD size {a.details['bdd_size']}" if "bdd_size" in a.details else "")
                  + (f"; {a.seconds:.3f} s" if a.seconds is not None else ""))
     return t
@@ -115,6 +118,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--fractions", action="store_true", help="exact rational probabilities")
     p.add_argument("--delta-for", type=flags.epsilon, metavar="EPS",
                    help="smallest delta for this epsilon (hockey-stick divergence)")
+    p.add_argument("--profile", action="store_true",
+                   help="the whole privacy profile δ(ε), tight Rényi/zCDP values and an exact "
+                        "check of the claim (the default for (ε, δ) and zCDP claims)")
+    p.add_argument("--epsilons", type=flags.epsilon_grid, default=None, metavar="A:B:K",
+                   help="where the profile evaluates δ(ε): K values from A to B (default 0:3:31)")
     p.add_argument("--accuracy", type=flags.real("alpha", 0.0, 1e300), metavar="ALPHA",
                    help="tight (alpha, beta)-accuracy instead of epsilon")
     p.add_argument("--top-k", type=flags.count("the number of inputs", 1, 1_000_000),
@@ -178,6 +186,15 @@ def run_cli(args: argparse.Namespace) -> int:
         res = delta_for(target, args.delta_for, inputs=args.inputs, **common)
         emit(args, res, render_bound)
         return 0
+    claim = getattr(target, "claim", None)
+    if getattr(args, "profile", False) or (claim is not None and claim.kind != "pure"):
+        from ..exact import profile
+        from .approx import render_exact_profile
+
+        res = profile(target, epsilons=getattr(args, "epsilons", None), inputs=args.inputs,
+                      **common)
+        emit(args, res, render_exact_profile)
+        return 1 if res.verified is False else 0
     res = exact(target, pairs="rr" if args.set == "rr" else None, inputs=args.inputs, **common)
     emit(args, res, render_bound)
     violated = res.claimed_epsilon is not None and res.epsilon > res.claimed_epsilon + 1e-12

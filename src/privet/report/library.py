@@ -9,7 +9,7 @@ import numpy as np
 from rich.table import Table
 
 from ..core.mechanism import Mechanism
-from . import fmt_num, table
+from . import fmt_claim, fmt_num, table
 
 
 def library_table(mechs: dict[str, Mechanism | dict]) -> Table:
@@ -18,12 +18,12 @@ def library_table(mechs: dict[str, Mechanism | dict]) -> Table:
     for name, m in mechs.items():
         spec = m.to_dict() if isinstance(m, Mechanism) else m
         rows.append([
-            str(name), fmt_num(spec.get("epsilon")), fmt_num(spec.get("true_epsilon")),
-            _short_neighbors(spec.get("neighbors") or {}),
+            str(name), fmt_claim(spec.get("claim"), spec.get("epsilon")),
+            fmt_num(spec.get("true_epsilon")), _short_neighbors(spec.get("neighbors") or {}),
             str(spec.get("source") or "").split(" (")[0],
         ])
     return table("privet mechanism library (privet list --json for the whole spec)",
-                 ["name", "claimed ε", "known ε", "neighbors", "source"], rows)
+                 ["name", "claim", "known ε", "neighbors", "source"], rows)
 
 
 def _short_neighbors(spec: dict) -> str:
@@ -158,14 +158,15 @@ def suite_table(result: Any) -> Table:
     for ln in result.lines:
         bound = "—" if ln.lower_bound is None else \
             f"{fmt_num(ln.lower_bound, 3)} ({ln.confidence:.0%})"
-        body.append([ln.mechanism, fmt_num(ln.claimed_epsilon, 3), fmt_num(ln.true_epsilon, 3),
+        body.append([ln.mechanism, fmt_claim(ln.claim, fmt_num(ln.claimed_epsilon, 3)),
+                     fmt_num(ln.true_epsilon, 3),
                      _verdict_style(ln.verdict), ln.counterexample or "—", bound,
                      fmt_num(ln.exact_epsilon, 4), f"{ln.seconds:.1f}"])
     mode = "quick" if result.quick else "full"
     state = ", interrupted: what finished is shown" if result.interrupted else ""
     title = (f"privet suite ({mode}, engines {', '.join(result.engines)}, "
              f"{result.seconds:.0f} s{state}); --json or --html for every engine's result")
-    return table(title, ["mechanism", "claimed ε", "known ε", "verdict", "counterexample",
+    return table(title, ["mechanism", "claim", "known ε", "verdict", "counterexample",
                          "certified ε ≥", "exact ε", "s"], body)
 
 

@@ -10,6 +10,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import InputError
 
@@ -79,10 +80,20 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[str], ob
     return Path(path)
 
 
+def save_figure(fig: Any, path: str | os.PathLike, flag: str = "--plot") -> Path:
+    """Save a matplotlib figure through :func:`atomic_path`, in the format its suffix names
+    (PNG when it has none); a format matplotlib cannot write is one sentence."""
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    if fmt not in fig.canvas.get_supported_filetypes():
+        raise InputError(f"{flag} {str(path)!r}: matplotlib cannot write .{fmt} files; use "
+                         ".png, .pdf or .svg.")
+    return write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=120, format=fmt), flag)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
-__all__ = ["atomic_path", "check_output_path", "write_atomic"]
+__all__ = ["atomic_path", "check_output_path", "save_figure", "write_atomic"]

@@ -70,6 +70,11 @@ def region_table(result: SynthResult) -> Table:
         t.add_row("(" + ", ".join(s["support"]) + ")",
                   "(" + ", ".join("⊥" if v == 0 else f"{v:.3g}" for v in s["best"]) + ")",
                   f"{s['max_loss']:.3g}", f"{s['objective']:.3g}")
+    boundary = r.get("boundary") or []
+    if boundary:
+        t.caption = (f"{len(boundary)} boundary points (max L = e^ε): " + ", ".join(
+            "(" + ", ".join("⊥" if v == 0 else f"{v:.3g}" for v in p) + ")"
+            for p in boundary))
     return t
 
 
@@ -105,8 +110,11 @@ def render(result: SynthResult) -> Any:
         rk = result.textbook_rank if result.textbook_rank is not None else "not found"
         parts.append(Text(f"textbook {tb}: rank {rk} (preliminary "
                           f"{result.textbook_preliminary_rank})"))
+    verified = result.details.get("verified")
     parts.append(Text(f"{result.n_candidates} of {result.grammar_size} grammar vectors in the "
-                      f"region's neighborhood; {len(result.examples)} examples"))
+                      f"region's neighborhood; {len(result.examples)} examples"
+                      + (f"; {verified} candidates verified (top band: "
+                         f"{result.details.get('band')})" if verified is not None else "")))
     parts.append(completions_table(result))
     if best is None:
         parts.append(rejected_table(result))
@@ -127,11 +135,14 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         description="Fill the holes of a sketch with noise expressions and rank the "
                     "completions. TARGET is a library sketch (e.g. kolahal.svt) or "
                     "MODULE:NAME / path/to/file.py:NAME of a @privet.synth.sketch.")
-    p.add_argument("target", help="kolahal.<name>, MODULE:SKETCH or path/file.py:SKETCH")
+    p.add_argument("target", help="kolahal.<name>, textbook.<name>, MODULE:SKETCH or "
+                                  "path/file.py:SKETCH")
     p.add_argument("--epsilon", type=flags.epsilon, default=None,
                    help="target ε (default: γ(ε))")
     p.add_argument("--top", type=flags.count("the number of candidates", 1, 10_000),
-                   default=None, help="candidates to verify (default 5 x #holes)")
+                   default=None,
+                   help="verify at least this many candidates (default 5 x #holes; the "
+                        "top tightness/magnitude band may add more)")
     p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto")
     p.add_argument("--baseline", action="store_true",
                    help="also run the noopt baseline (rank the whole grammar)")
