@@ -237,8 +237,10 @@ def _cases() -> list[Case]:
     add(Case("pufferfish: a directory", ("pufferfish", "adir"),
              files={"adir/keep.txt": "x"}, message="directory", group="pufferfish"))
     # -- resources -----------------------------------------------------------------------------
-    add(Case("exact RR length 14 (memory)", ("exact", "wmc.randomized_response", "--length",
-                                             "14"),
+    add(Case("exact RR length 14", ("exact", "wmc.randomized_response", "--length", "14"),
+             message="cap|memory", group="resources"))
+    add(Case("exact RR length 14, enumeration (memory)",
+             ("exact", "wmc.randomized_response", "--length", "14", "--backend", "enumerate"),
              message="--max-memory", group="resources"))
     add(Case("exact RR length 30, --input-cap 2^32", ("exact", "wmc.randomized_response",
                                                       "--length", "30", "--input-cap",

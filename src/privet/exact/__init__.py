@@ -295,6 +295,7 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         details["inference_seconds"] = time.perf_counter() - inf_start
         if outputs is not None:
             table = _restrict_outputs(table, outputs)
+        I, J = done_pairs(table, I, J)
         syn = time.perf_counter()
         res = exact_dp_dense(table, I, J, progress)
         details["synthesis_seconds"] = time.perf_counter() - syn
