@@ -17,7 +17,6 @@ import os
 import re
 import resource
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -536,9 +535,3 @@ def _group_alive(pgid: int, grace: float) -> bool:
         if time.perf_counter() > deadline:
             return True
         time.sleep(0.05)
-
-
-def free_port() -> int:  # pragma: no cover - kept for ad-hoc runs
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
