@@ -28,7 +28,13 @@ from .._engine import make_callable
 from ..core import events as _events
 from ..core.errors import check_epsilon
 from ..core.mechanism import as_mechanism
-from ..core.results import Counterexample, DetectResult, PValueCurve
+from ..core.results import (
+    Counterexample,
+    DetectResult,
+    PValueCurve,
+    interrupted,
+    mark_interrupted,
+)
 from ..stats.hypothesis import pvalues as _pvalues
 from .approx import N_MAX, detect_approx, null_for
 from .engine import Session, open_session, run_curve, test_point, verdict_text
@@ -71,7 +77,7 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
     else:
         verdict = "no violation found"
     per_point.extend(secs)
-    return PValueCurve(
+    curve = PValueCurve(
         mechanism=session.mech.name, claimed_epsilon=claimed, test_epsilons=tuple(e),
         p_values=ps, alpha=session.alpha, lower_bound=lb, counterexamples=tuple(chosen),
         verdict=verdict, seed=session.seed, seconds=seconds + sum(secs),
@@ -80,6 +86,8 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
                  "schema": session.plan.schema.describe(), "pairs": len(session.pairs),
                  "inputs": len(session.sources), "candidates": session.n_candidates},
     )
+    # Ctrl-C kept the points done
+    return mark_interrupted(curve) if len(e) < len(eps) else curve
 
 
 def detect(mechanism: Any, epsilon: float | None = None, *,
@@ -136,7 +144,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     finally:
         session.executor.shutdown()
     p = float(chosen.p_value)
-    return DetectResult(
+    result = DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
         claim=mech.describe_claim(), test_delta=0.0 if delta is not None else None,
         verdict=verdict_text(p, session.alpha), p_value=p,
@@ -149,6 +157,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                  "candidate_events": session.n_candidates, "notes": session.notes,
                  "selected": chosen},
     )
+    return mark_interrupted(result) if interrupted(curve) else result
 
 
 def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,

@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from .. import cli_support as flags
 from ..core.results import SynthResult
 from . import emit
 from .html import add_html_option
@@ -100,7 +101,8 @@ def render(result: SynthResult) -> Any:
         head = Text(f"{result.sketch}: best completion {best.describe()} — {best.verdict}",
                     style="bold green")
     else:
-        head = Text(f"{result.sketch}: no completion found in {result.grammar}",
+        cut = " before Ctrl-C stopped it" if result.details.get("interrupted") else ""
+        head = Text(f"{result.sketch}: no completion found in {result.grammar}{cut}",
                     style="bold red")
     parts.append(head)
     if result.textbook:
@@ -135,8 +137,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "MODULE:NAME / path/to/file.py:NAME of a @privet.synth.sketch.")
     p.add_argument("target", help="kolahal.<name>, textbook.<name>, MODULE:SKETCH or "
                                   "path/file.py:SKETCH")
-    p.add_argument("--epsilon", type=float, default=None, help="target ε (default: γ(ε))")
-    p.add_argument("--top", type=int, default=None,
+    p.add_argument("--epsilon", type=flags.epsilon, default=None,
+                   help="target ε (default: γ(ε))")
+    p.add_argument("--top", type=flags.count("the number of candidates", 1, 10_000),
+                   default=None,
                    help="verify at least this many candidates (default 5 x #holes; the "
                         "top tightness/magnitude band may add more)")
     p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto")
@@ -145,7 +149,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     if not _has(p, "--json"):
         p.add_argument("--json", action="store_true", help="print the result as JSON")
     if not _has(p, "--seed"):
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=flags.seed, default=0)
     p.add_argument("--no-progress", action="store_true")
     add_html_option(p)
     p.set_defaults(run=run_cli)
