@@ -300,7 +300,8 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
     dt = res.get("detect")
     if dt is not None and dt.counterexample is not None:
         cx = dt.counterexample
-        violations.append((f"violation found (p = {dt.p_value:.2g})",
+        violations.append(("violation found (exact)" if cx.exact else
+                           f"violation found (p = {dt.p_value:.2g})",
                            f"D1={_short(cx.d1)}, D2={_short(cx.d2)}, {cx.event}"))
     pf = res.get("pufferfish")
     if pf is not None:
