@@ -20,6 +20,14 @@ The pure test (StatDP's thinned Fisher test, :mod:`privet.detect.engine`) has no
 
 The null is one (ε, δ) point, or for a zCDP claim tested as a whole, the claim's envelope
 f(q) = inf_ε e^ε q + δ(ε) (every point of its profile at once).
+
+White box (before step 2): when every input's output is affine in the mechanism's Gaussian
+draws (:func:`affine_gaussian`, proved by z3 symbolic execution), the statistic, the family
+and every event's probabilities on both sides are computed exactly as normal tails
+(:func:`exact_gaussian_select`), so no sample is drawn and the verdict is exact (in real
+arithmetic: the floating-point artefacts of the samplers are :mod:`privet.floats`' subject).
+Noise that can be enumerated gets the selected family's probabilities exactly as well
+(:func:`exact_pair`).
 """
 
 from __future__ import annotations
