@@ -331,6 +331,26 @@ def exact_gaussian_select(mech: Mechanism, planned: list, score
     return best
 
 
+def sample_audit(mech: Mechanism, planned: list, score, label: str, decided, *, n_select: int,
+                 n1: int, n2: int, seed: int, executor: Any, progress: bool) -> tuple:
+    """Steps 2-3 on one shared executor: selection, then the selected family's exact
+    probabilities (enumerable noise) or its fresh counts with the caller's stopping rule
+    ``decided(counts, looks)``. Returns (candidate, exact (p1, p2) or None, counts or None)."""
+    ex = get_executor(executor, mech)
+    shared = _Shared(ex, owned=ex is not executor)
+    try:
+        with progress_bar(total_runs(planned, n_select, n1, n2), label,
+                          enabled=progress) as advance:
+            cand = tails.select(mech, planned, score, n_select=n_select, seed=seed,
+                                executor=shared, progress=advance)
+            exact = exact_pair(mech, cand)
+            counts = None if exact is not None else tails.count_fresh(
+                mech, cand, n1, n2, seed=seed, executor=shared, progress=advance, stop=decided)
+    finally:
+        shared.shutdown()
+    return cand, exact, counts
+
+
 def detect_approx(mech: Mechanism, null: Null, *, inputs=None,
                   args: Mapping[str, Any] | None = None, n_select: int = 100_000,
                   n_final: int = 500_000, n_max: int = N_MAX, alpha: float = 0.05,
@@ -357,26 +377,16 @@ def detect_approx(mech: Mechanism, null: Null, *, inputs=None,
         n1, n2 = tails.sample_sizes(null.epsilon, null.delta, n_final, n_max)
     else:
         n1 = n2 = int(n_final)
-    ex = get_executor(executor, mech)
-    shared = _Shared(ex, owned=ex is not executor)
-    try:
-        with progress_bar(total_runs(planned, n_select, n1, n2), "detect (ε, δ)",
-                          enabled=progress) as advance:
-            cand = tails.select(mech, planned, score, n_select=n_select, seed=seed,
-                                executor=shared, progress=advance)
-            exact = exact_pair(mech, cand)
+    def decided(c: tails.TailCounts, looks: int) -> bool:
+        # reject now, or stop for futility: D2's full sample would not reject at its
+        # present hit rate (tails.projected; stopping without a rejection keeps the test
+        # valid whatever the rule)
+        return family_pvalue(c, f)[0] * looks < alpha or \
+            family_pvalue(tails.projected(c, n2), f)[0] * looks >= alpha
 
-            def decided(c: tails.TailCounts, looks: int) -> bool:
-                # reject now, or stop for futility: D2's full sample would not reject at
-                # its present hit rate (tails.projected; stopping without a rejection
-                # keeps the test valid whatever the rule)
-                return family_pvalue(c, f)[0] * looks < alpha or \
-                    family_pvalue(tails.projected(c, n2), f)[0] * looks >= alpha
-
-            counts = None if exact is not None else tails.count_fresh(
-                mech, cand, n1, n2, seed=seed, executor=shared, progress=advance, stop=decided)
-    finally:
-        shared.shutdown()
+    cand, exact, counts = sample_audit(mech, planned, score, "detect (ε, δ)", decided,
+                                       n_select=n_select, n1=n1, n2=n2, seed=seed,
+                                       executor=executor, progress=progress)
     if exact is not None:
         return _exact_detect(mech, null, (cand, *exact), f, path, notes, len(planned), alpha,
                              seed, t0, "exact enumeration of the selected pair (white box)")
@@ -457,4 +467,5 @@ def _exact_detect(mech: Mechanism, null: Null, white: tuple, f, path: str, notes
 
 
 __all__ = ["N_MAX", "AffineGaussian", "Null", "affine_gaussian", "approx_pairs", "check_sizes",
-           "detect_approx", "exact_gaussian_select", "exact_pair", "null_for", "total_runs"]
+           "detect_approx", "exact_gaussian_select", "exact_pair", "null_for", "sample_audit",
+           "total_runs"]

@@ -36,8 +36,6 @@ from ..core.claims import Claim
 from ..core.errors import ParameterError
 from ..core.mechanism import Mechanism
 from ..core.results import CertifiedProfile, Counterexample
-from ..execution import get_executor
-from ..execution.progress import progress_bar
 from ..stats.approx import ProfileBound, simultaneous_bounds
 
 N_MAX = 400_000_000
@@ -69,10 +67,8 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
         approx_pairs,
         check_sizes,
         exact_gaussian_select,
-        exact_pair,
-        total_runs,
+        sample_audit,
     )
-    from ..detect.engine import _Shared
 
     t0 = time.perf_counter()
     if not 0 < float(confidence) < 1:
@@ -100,30 +96,19 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
                   "in Gaussian noise, z3)")
     else:
         method = "exact enumeration of the selected pair (white box)"
-        ex = get_executor(executor, mech)
-        shared = _Shared(ex, owned=ex is not executor)
-        try:
-            with progress_bar(total_runs(planned, n_select, n1, n2), "search (ε, δ)",
-                              enabled=progress) as advance:
-                cand = tails.select(mech, planned, score, n_select=n_select, seed=seed,
-                                    executor=shared, progress=advance)
-                exact = exact_pair(mech, cand)
 
-                def decided(c: tails.TailCounts, looks: int) -> bool:
-                    # a certified violation, or futility: D2's full sample would not certify
-                    # one at its present hit rate (tails.projected; the union bound over
-                    # looks holds at whichever look the run stops)
-                    level = 1 - (1 - confidence) / looks
-                    bounds = [simultaneous_bounds(t.c1, t.n1, t.c2, t.n2, level)
-                              for t in (c, tails.projected(c, n2))]
-                    return bounds[0].delta_at(eps) > claimed_d or \
-                        bounds[1].delta_at(eps) <= claimed_d
+        def decided(c: tails.TailCounts, looks: int) -> bool:
+            # a certified violation, or futility: D2's full sample would not certify one at
+            # its present hit rate (tails.projected; the union bound over looks holds at
+            # whichever look the run stops)
+            level = 1 - (1 - confidence) / looks
+            bounds = [simultaneous_bounds(t.c1, t.n1, t.c2, t.n2, level)
+                      for t in (c, tails.projected(c, n2))]
+            return bounds[0].delta_at(eps) > claimed_d or bounds[1].delta_at(eps) <= claimed_d
 
-                if exact is None:
-                    counts = tails.count_fresh(mech, cand, n1, n2, seed=seed, executor=shared,
-                                               progress=advance, stop=decided)
-        finally:
-            shared.shutdown()
+        cand, exact, counts = sample_audit(mech, planned, score, "search (ε, δ)", decided,
+                                           n_select=n_select, n1=n1, n2=n2, seed=seed,
+                                           executor=executor, progress=progress)
     if exact is not None:
         p1, p2 = exact
         pb = ProfileBound(p1, p2, 1.0)   # the pair's exact event probabilities
