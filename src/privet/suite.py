@@ -22,6 +22,7 @@ from typing import Any
 from .core.errors import PrivetError
 from .core.mechanism import Mechanism
 from .core.results import SuiteLine, SuiteResult, SuiteRow
+from .core.text import fmt_value, fmt_vec
 from .execution import get_executor
 from .execution.progress import progress_bar
 
@@ -202,7 +203,8 @@ def _short_domain(domain: str) -> str:
 
 
 def _short(v: Any) -> str:
-    return "[" + ", ".join(f"{float(t):g}" for t in v) + "]"
+    """A counterexample's input as one short token run: 3 digits, repeats counted."""
+    return fmt_vec(v, short=True)
 
 
 def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -> SuiteLine:
@@ -233,7 +235,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         elif claimed is not None:  # a lower bound above the claim refutes it either way
             violations.append((f"violation: exact ε = {ex.epsilon:.4g} > {claimed:.4g}",
                                f"D1={_short(ex.witness[0])}, D2={_short(ex.witness[1])}, "
-                               f"output {ex.witness[2]}" if len(ex.witness) == 3 else None))
+                               f"output {_short(ex.witness[2])}" if len(ex.witness) == 3 else None))
     lower = conf = None
     bd = res.get("search")
     if bd is not None:
@@ -252,7 +254,9 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
     if pf is not None:
         if pf.violated:
             violations.append(("violation: exact Pufferfish/DP check",
-                               f"{list(pf.counterexample or ())} under {pf.pair}"))
+                               "observation sequence " + " ".join(
+                                   fmt_value(o) for o in pf.counterexample or ())
+                               + " under " + " vs ".join(map(str, pf.pair or ()))))
         elif pf.verified and not verified:
             verified.append(f"verified (SMT/exact, outputs of length ≤ {pf.k})")
     if not complete:

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .text import fmt_num, fmt_value
+
 _TYPES: dict[str, type] = {}
 
 
@@ -430,12 +432,17 @@ class PufferfishVerdict:
         return self.status == "violated"
 
     def describe(self) -> str:
+        """The verdict as one sentence (no Python reprs: sequences and secrets by value)."""
         if self.status == "verified":
             return (f"verified: {self.epsilon_text}-Pufferfish privacy holds for every "
-                    f"observation sequence of length <= {self.k}")
+                    f"observation sequence of length ≤ {self.k}")
         if self.status == "violated":
-            at = ", ".join(f"{k} = {v}" for k, v in self.parameters.items())
-            return (f"violated: sequence {list(self.counterexample or ())} under "
-                    f"{self.pair}" + (f" at {at}" if at else ""))
+            at = ", ".join(f"{k} = {fmt_num(v)}" for k, v in self.parameters.items())
+            seq = " ".join(fmt_value(o) for o in (self.counterexample or ()))
+            pair = " vs ".join(str(s) for s in (self.pair or ()))
+            return (f"violated: observation sequence {seq or '(empty)'} under secrets {pair}"
+                    + (f" at {at}" if at else ""))
         return f"unknown at length {self.k}: {self.message}"
+
+
 # === end pufferfish results ===

@@ -6,13 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from rich.table import Table
 
 from ..core.mechanism import Mechanism
-from . import fmt_num, table
+from . import Col, Fit, fmt_num, table, verdict_text
 
 
-def library_table(mechs: dict[str, Mechanism]) -> Table:
+def library_table(mechs: dict[str, Mechanism]) -> Fit:
     rows = []
     for name, m in mechs.items():
         rows.append([
@@ -60,7 +59,7 @@ def _plain(row: np.ndarray) -> Any:
     return vals[0] if len(vals) == 1 else vals
 
 
-def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Table:
+def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Fit:
     title = f"{summary['n']:,} outputs of {name} on {list(x)} ({summary['distinct']:,} distinct)"
     if "frequencies" in summary:
         rows = [[str(f["output"]), f["count"], f"{f['share']:.4f}"] for f in
@@ -76,34 +75,29 @@ FIGURE_NAMES = {"sample": "outputs/s", "detect": "p-value", "exact": "exact ε",
                 "synth": "textbook rank"}
 
 
-def _verdict_style(verdict: str) -> str:
-    if verdict.startswith("violation"):
-        return f"[red]{verdict}[/red]"
-    if verdict.startswith("verified"):
-        return f"[green]{verdict}[/green]"
-    if verdict.startswith("error"):
-        return f"[yellow]{verdict}[/yellow]"
-    return verdict
-
-
-def suite_table(result: Any) -> Table:
-    """One line per mechanism, every engine joined (``result.lines``)."""
+def suite_table(result: Any) -> Fit:
+    """One line per mechanism, every engine joined (``result.lines``). Below the width the
+    whole table needs, the counterexamples follow it, one line each, then one block per
+    mechanism (:class:`privet.report.layout.Fit`)."""
     body = []
     for ln in result.lines:
         bound = "—" if ln.lower_bound is None else \
             f"{fmt_num(ln.lower_bound, 3)} ({ln.confidence:.0%})"
         body.append([ln.mechanism, fmt_num(ln.claimed_epsilon, 3), fmt_num(ln.true_epsilon, 3),
-                     _verdict_style(ln.verdict), ln.counterexample or "—", bound,
+                     verdict_text(ln.verdict), ln.counterexample or "—", bound,
                      fmt_num(ln.exact_epsilon, 4), f"{ln.seconds:.1f}"])
     mode = "quick" if result.quick else "full"
     state = ", interrupted: what finished is shown" if result.interrupted else ""
     title = (f"privet suite ({mode}, engines {', '.join(result.engines)}, "
              f"{result.seconds:.0f} s{state}); --json or --html for every engine's result")
-    return table(title, ["mechanism", "claimed ε", "known ε", "verdict", "counterexample",
-                         "certified ε ≥", "exact ε", "s"], body)
+    return table(title, [Col("mechanism", style="bold"), Col("claimed ε", "right"),
+                         Col("known ε", "right"), Col("verdict", floor=24),
+                         Col("counterexample", spill=True, floor=24),
+                         Col("certified ε ≥", "right"), Col("exact ε", "right"),
+                         Col("s", "right")], body)
 
 
-def suite_rows_table(rows: Sequence[Any]) -> Table:
+def suite_rows_table(rows: Sequence[Any]) -> Fit:
     """One line per (mechanism, engine); the figure's meaning depends on the engine."""
     body = []
     for r in rows:

@@ -7,62 +7,56 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.results import Bound, PufferfishVerdict
-from . import emit
+from ..core.text import fmt_value
+from . import Fit, emit, fmt_num, kv, verdict_text
 from .html import add_html_option
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, Fraction):
-        return f"{v} (~{float(v):.6g})"
-    return str(v)
+    """An exact probability or ratio: ``2/3 (≈ 0.6667)``; integers and floats as numbers."""
+    if isinstance(v, Fraction) and v.denominator != 1:
+        return f"{fmt_num(v)} (≈ {fmt_num(float(v))})"
+    return fmt_num(v, 6)
 
 
-def render(v: PufferfishVerdict) -> Any:
-    """A rich table for a verdict."""
-    from rich.table import Table
-
-    colour = {"verified": "green", "violated": "red"}.get(v.status, "yellow")
-    t = Table(title=f"pufferfish: {v.scenario}", show_header=False)
-    t.add_column("field", style="bold")
-    t.add_column("value")
-    t.add_row("verdict", f"[{colour}]{v.describe()}[/{colour}]")
-    t.add_row("epsilon", f"{v.epsilon_text} (= {v.epsilon:.6g})")
-    t.add_row("lengths checked", f"1..{v.k}" if v.status != "unknown"
-              else f"verified up to {v.details.get('verified_up_to', 0)}, unknown at {v.k}")
+def render(v: PufferfishVerdict) -> Fit:
+    """A field/value table for a verdict."""
+    rows: list[list[Any]] = [["verdict", verdict_text(v.describe())],
+                             ["ε", f"{v.epsilon_text} (= {fmt_num(v.epsilon, 6)})"],
+                             ["lengths checked", f"1 to {v.k}" if v.status != "unknown" else
+                              f"verified up to {v.details.get('verified_up_to', 0)}, "
+                              f"unknown at {v.k}"]]
     if v.status == "violated":
-        t.add_row("counterexample", " ".join(map(str, v.counterexample or ())))
-        t.add_row("secret pair", f"{v.pair[0]}  vs  {v.pair[1]}")
+        rows.append(["observation sequence",
+                     " ".join(fmt_value(o) for o in v.counterexample or ())])
+        rows.append(["secret pair", " vs ".join(str(s) for s in v.pair or ())])
         if v.parameters:
-            t.add_row("parameters", ", ".join(f"{k} = {_fmt(x)}" for k, x in
-                                              v.parameters.items()))
+            rows.append(["parameters", ", ".join(f"{k} = {_fmt(x)}" for k, x in
+                                                 v.parameters.items())])
         if v.probabilities:
-            t.add_row("probabilities", f"{_fmt(v.probabilities[0])}  vs  "
-                                       f"{_fmt(v.probabilities[1])}")
-        t.add_row("ratio", _fmt(v.ratio))
-    if "max_ratio" in v.details and v.details["max_ratio"] is not None:
-        t.add_row("largest ratio at this length", _fmt(v.details["max_ratio"]))
+            rows.append(["probabilities", f"{_fmt(v.probabilities[0])} vs "
+                                          f"{_fmt(v.probabilities[1])}"])
+        rows.append(["ratio", _fmt(v.ratio)])
+    if v.details.get("max_ratio") is not None:
+        rows.append(["largest ratio at this length", _fmt(v.details["max_ratio"])])
     sym = v.details.get("symmetry")
     if sym:
-        t.add_row("symmetry", f"{sym['pairs']:,} pairs checked as {sym['orbits']:,} orbit "
-                              f"representatives ({sym['generators']} verified generator(s))")
-    t.add_row("solver", v.solver)
-    t.add_row("time", f"{v.seconds:.2f} s" if v.seconds is not None else "-")
-    return t
+        rows.append(["symmetry", f"{sym['pairs']:,} pairs checked as {sym['orbits']:,} orbit "
+                                 f"representatives ({sym['generators']} verified "
+                                 "generator(s))"])
+    rows.append(["solver", v.solver])
+    rows.append(["time", f"{v.seconds:.2f} s" if v.seconds is not None else "—"])
+    return kv(f"pufferfish: {v.scenario}", rows)
 
 
-def render_bound(b: Bound) -> Any:
-    from rich.table import Table
-
-    t = Table(title=f"pufferfish bound: {b.mechanism}", show_header=False)
-    t.add_column("field", style="bold")
-    t.add_column("value")
+def render_bound(b: Bound) -> Fit:
     d = b.details
-    t.add_row("lower bound", f"epsilon >= {b.value:g} (violated, exact); "
-                             f"{d.get('upper'):g}-DP verified at length {d.get('k')}")
-    t.add_row("bracket", f"{d.get('bracket')} from {d.get('bracket_source')}")
-    t.add_row("checks", str(len(d.get("checks", []))))
-    t.add_row("time", f"{b.seconds:.2f} s")
-    return t
+    return kv(f"pufferfish bound: {b.mechanism}", [
+        ["lower bound", f"ε ≥ {fmt_num(b.value)} (violated, exact); "
+                        f"{fmt_num(d.get('upper'))}-DP verified at length {d.get('k')}"],
+        ["bracket", f"{d.get('bracket')} from {d.get('bracket_source')}"],
+        ["checks", str(len(d.get("checks", [])))],
+        ["time", f"{b.seconds:.2f} s"]])
 
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:

@@ -7,48 +7,45 @@ import argparse
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 
 from ..core.results import Bound
-from . import emit, fmt_num, fmt_vec, table
+from . import Col, Fit, emit, fmt_num, fmt_vec, kv, table, verdict_text
 from .html import add_html_option
 
 __all__ = ["add_cli", "render", "run_cli", "summary_table", "trace_table"]
 
 
-def summary_table(b: Bound) -> Table:
-    """The bound, the verdict and the witness (x, x', Phi, counts or probabilities)."""
-    rows: list[list[str]] = [
+def summary_table(b: Bound) -> Fit:
+    """The bound, the verdict and the witness (D1, D2, event E, counts or probabilities)."""
+    rows: list[list[Any]] = [
         ["mechanism", b.mechanism],
         ["claimed ε", fmt_num(b.claimed_epsilon)],
         ["certified bound", f"ε ≥ {fmt_num(b.value)}" + (" (exact)" if b.exact else
                                                       f" with confidence {b.confidence:g}")],
-        ["verdict", str(b.details.get("verdict", ""))],
+        ["verdict", verdict_text(str(b.details.get("verdict", "")))],
         ["search", f"{b.details.get('optimizer', b.method)}, "
                    f"{b.details.get('iterations', '?')} iteration(s)"],
     ]
     w = b.witness
     if w is not None:
-        rows += [["x", fmt_vec(w.d1)], ["x′", fmt_vec(w.d2)], ["Φ", w.event],
-                 ["search estimate ε̂", fmt_num(b.details.get("search_estimate"))],
+        rows += [["D1", fmt_vec(w.d1)], ["D2", fmt_vec(w.d2)], ["event E", w.event],
+                 ["search estimate of ε", fmt_num(b.details.get("search_estimate"))],
                  ["confirmation", str(w.details.get("method", ""))]]
         if w.probabilities is not None:
-            rows.append(["P[M(x)∈Φ], P[M(x′)∈Φ]",
+            rows.append(["P[M(D1) ∈ E], P[M(D2) ∈ E]",
                          ", ".join(fmt_num(p) for p in w.probabilities)])
         if w.counts is not None:
-            rows.append(["counts in Φ (fresh sample)",
-                         f"{w.counts[0]:,} / {w.counts[1]:,} of {w.n[0]:,} each"])
+            rows.append(["counts in E (fresh samples)",
+                         f"{w.counts[0]:,} vs {w.counts[1]:,} of {w.n[0]:,} each"])
     base = b.details.get("baseline")
     if isinstance(base, Bound):
         rows.append(["random-search baseline", f"ε ≥ {fmt_num(base.value)} (same iterations)"])
     if b.seconds is not None:
         rows.append(["time", f"{b.seconds:.1f} s"])
-    t = table(f"privet search: {b.mechanism}", ["", ""], rows)
-    t.show_header = False
-    return t
+    return kv(f"privet search: {b.mechanism}", rows)
 
 
-def trace_table(b: Bound) -> Table:
+def trace_table(b: Bound) -> Fit:
     """One row per DP-Finder iteration: start estimate, surrogate, estimate after search."""
     rows = []
     for i, r in enumerate(b.details.get("trace", []), 1):
@@ -56,8 +53,12 @@ def trace_table(b: Bound) -> Table:
                      fmt_num(r.get("surrogate")), fmt_num(r.get("estimate")),
                      f"{r.get('n', 0):,}", str(r.get("evaluations", "")),
                      f"{r.get('seconds', 0):.2f}", str(r.get("event", ""))])
-    return table("iterations", ["#", "status", "ε̂ start", "ε̂ᵈ", "ε̂ after", "n", "evals",
-                                "s", "Φ"], rows)
+    return table("iterations (ε estimated at the start, on the smooth surrogate, after the "
+                 "search)", [Col("#", "right"), Col("status", floor=10),
+                             Col("ε start", "right"), Col("ε smooth", "right"),
+                             Col("ε after", "right"), Col("n", "right"),
+                             Col("evals", "right"), Col("s", "right"),
+                             Col("event E", spill=True)], rows)
 
 
 def render(b: Bound) -> Group:
