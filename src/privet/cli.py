@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .core.errors import PrivetError
+from .report.options import add_common_options
 
 ENGINE_COMMANDS = ("detect", "search", "exact", "pufferfish", "synth")
 SAMPLING_COMMANDS = ("detect", "search", "synth", "sample", "suite")  # these take --executor
@@ -48,11 +49,6 @@ def parse_args_kv(pairs: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--seed", type=int, default=None, help="seed of the run (reproducible)")
-
-
 def _executor_option(p: argparse.ArgumentParser) -> None:
     """``--executor SPEC``: where sample-and-reduce chunks run (same numbers on every one)."""
     if any(a.dest == "executor" for a in p._actions):
@@ -71,11 +67,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("list", help="list the built-in mechanisms with claimed and known ε")
-    p.add_argument("--paper", default=None, help="only this paper's mechanisms (e.g. statdp)")
-    _common(p)
+    p = sub.add_parser("list", help="list the built-in mechanisms with claimed and known ε",
+                       description="The built-in benchmark mechanisms: name, claimed ε, the ε "
+                                   "the literature knows, neighbor relation and source. "
+                                   "Every name works as a TARGET of the other commands.")
+    p.add_argument("--paper", default=None,
+                   help="only this paper's mechanisms: statdp, dpfinder, wmc, faier, kolahal")
+    add_common_options(p, seed=False, progress=False)
 
-    p = sub.add_parser("sample", help="draw outputs of a mechanism and summarize them")
+    p = sub.add_parser("sample", help="draw outputs of a mechanism and summarize them",
+                       description="Draw outputs of a mechanism on one input and print their "
+                                   "frequencies (or quantiles), or with --exact the exact "
+                                   "output distribution of a discrete mechanism.")
     p.add_argument("target", help="library name (privet list) or MODULE:NAME / FILE.py:NAME")
     p.add_argument("--input", "-x", required=True, help="the input, e.g. 1,1,1,1,1")
     p.add_argument("-n", type=int, default=100_000, help="number of outputs (default 100000)")
@@ -84,10 +87,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
                    help="non-private argument (repeatable)")
     p.add_argument("--exact", action="store_true",
                    help="print the exact output distribution (discrete noise) instead")
-    _common(p)
+    add_common_options(p)
     _executor_option(p)
 
-    p = sub.add_parser("suite", help="run every engine over the built-in library")
+    p = sub.add_parser("suite", help="run every engine over the built-in library",
+                       description="privet's main job: every engine whose method applies "
+                                   "(sample, detect, exact, search, pufferfish; synth on "
+                                   "request) over the built-in mechanisms or your own, one "
+                                   "line per mechanism with the engines' verdicts joined. "
+                                   "Exits 0 although the library holds deliberately broken "
+                                   "mechanisms: finding their violations is its job.")
     p.add_argument("--engines", default=None,
                    help="comma-separated engines to run (default: all available)")
     p.add_argument("--only", default=None,
@@ -99,10 +108,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
                    help="also write a self-contained HTML report (opens with no network)")
     p.add_argument("--per-engine", action="store_true",
                    help="also print one line per mechanism and engine")
-    _common(p)
+    add_common_options(p)
     _executor_option(p)
 
-    p = sub.add_parser("report", help="render results saved with --json (a table, or HTML)")
+    p = sub.add_parser("report", help="render results saved with --json (a table, or HTML)",
+                       description="Render results saved with any command's --json again: "
+                                   "as the terminal table, or with --html as a self-contained "
+                                   "HTML report.")
     p.add_argument("file", help="a JSON file written by any privet command's --json, or -")
     p.add_argument("--html", default=None, metavar="FILE",
                    help="write a self-contained HTML report instead of printing a table")
@@ -117,19 +129,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
             before = set(sub.choices)
             module.add_cli(sub)
             for name in set(sub.choices) - before:
-                _ensure_common(sub.choices[name])
+                add_common_options(sub.choices[name])
                 if name in SAMPLING_COMMANDS:
                     _executor_option(sub.choices[name])
                 runners[name] = module.run_cli
     return parser, runners
-
-
-def _ensure_common(p: argparse.ArgumentParser) -> None:
-    have = {a.dest for a in p._actions}
-    if "json" not in have:
-        p.add_argument("--json", action="store_true", help="print the result as JSON")
-    if "seed" not in have:
-        p.add_argument("--seed", type=int, default=None, help="seed of the run")
 
 
 def _version() -> str:
@@ -154,7 +158,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_sample(args: argparse.Namespace) -> int:
     from .cli_support import load_mechanism
     from .core.results import to_jsonable
-    from .report import console, fmt_num, table
+    from .report import console, fmt_num, fmt_vec, table
     from .report.library import sample_summary, sample_table
 
     mech = load_mechanism(args.target, epsilon=args.epsilon)
@@ -169,7 +173,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
                 {"output": to_jsonable(k), "probability": str(v)} for k, v in rows]}, indent=2))
         else:
             console().print(table(
-                f"exact output distribution of {mech.name} on {x} ({dist.grid_size:,} noise "
+                f"exact output distribution of {mech.name} on {fmt_vec(x)} "
+                f"({dist.grid_size:,} noise "
                 "outcomes)", ["output", "probability", "≈"],
                 [[str(k), fmt_num(v), f"{float(v):.6g}"] for k, v in rows[:50]]))
         return 0
@@ -188,14 +193,14 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    from .report import console
+    from .report import console, show_progress
     from .report.library import suite_rows_table, suite_table
     from .suite import suite
 
     engines = args.engines.split(",") if args.engines else None
     only = args.only.split(",") if args.only else None
     result = suite(engines=engines, only=only, quick=args.quick,
-                   seed=0 if args.seed is None else args.seed, progress=not args.json,
+                   seed=0 if args.seed is None else args.seed, progress=show_progress(args),
                    executor=getattr(args, "executor", None))
     if args.json:
         from .core.results import to_json

@@ -22,6 +22,7 @@ from typing import Any
 from .core.errors import PrivetError
 from .core.mechanism import Mechanism
 from .core.results import SuiteLine, SuiteResult, SuiteRow
+from .core.seeds import SeedLike, as_seed
 from .core.text import fmt_value, fmt_vec
 from .execution import get_executor
 from .execution.progress import progress_bar
@@ -327,7 +328,7 @@ def _load_user(target: str) -> Mechanism:
 
 
 def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = None,
-          quick: bool = False, seed: int | None = 0, progress: bool = False,
+          quick: bool = False, seed: SeedLike = 0, progress: bool = False,
           executor: Any = None) -> SuiteResult:
     """Run the chosen engines (default: all available but synth) over the library.
 
@@ -349,6 +350,7 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
     library = library_selection(only)
     # one executor for the whole run (one Dask client or cluster, not one per mechanism)
     shared = get_executor(executor) if isinstance(executor, str) else executor
+    seed = as_seed(seed)  # every engine gets (and the result records) one int
     opt = Options(quick=quick, seed=seed, executor=shared)
     t0 = time.perf_counter()
     rows: list[SuiteRow] = []

@@ -39,6 +39,7 @@ import numpy as np
 
 from .core.mechanism import Mechanism, as_mechanism
 from .core.results import Counterexample
+from .core.seeds import SeedLike, as_seed
 from .stats.counts import two_sample_counts
 
 
@@ -72,7 +73,7 @@ def _prepare(mechanism: Any, epsilon: float | None, method: str) -> tuple[Any, f
 
 
 def assert_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float = 0.05,
-              seed: int | None = 0, method: str = "detect", **kwargs: Any):
+              seed: SeedLike = 0, method: str = "detect", **kwargs: Any):
     """Fail when ``mechanism`` is shown not to be ``epsilon``-DP; returns the result.
 
     ``epsilon`` defaults to the mechanism's claimed ε. ``method="detect"`` (default): the
@@ -95,7 +96,7 @@ def assert_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float = 0.
 
 
 def assert_not_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float = 0.01,
-                  seed: int | None = 0, method: str = "detect", **kwargs: Any):
+                  seed: SeedLike = 0, method: str = "detect", **kwargs: Any):
     """Fail unless ``mechanism`` is shown not to be ``epsilon``-DP; returns the result.
 
     ``method="detect"``: a violation must be found at level ``alpha`` (an ε-DP mechanism
@@ -146,11 +147,12 @@ def assert_exact_epsilon_at_most(mechanism: Any, epsilon: float, **exact_kwargs:
 
 
 def assert_same_distribution(first: Any, second: Any, x: Any, n: int = 20_000, *,
-                             alpha: float = 1e-3, seed: int = 0) -> float:
+                             alpha: float = 1e-3, seed: SeedLike = 0) -> float:
     """Fail when two mechanisms' discrete outputs on ``x`` differ (chi-square, level
     ``alpha``); returns the p-value. Useful to check a port against a reference."""
     from scipy.stats import chi2_contingency
 
+    seed = as_seed(seed)
     a = as_mechanism(first).sample(x, n, seed=seed)
     b = as_mechanism(second).sample(x, n, seed=seed + 1)
     values, count_a, count_b = two_sample_counts(a, b)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .text import fmt_num, fmt_value
+from .text import fmt_num, fmt_p, fmt_pvalue, fmt_value, fmt_vec, plain
 
 _TYPES: dict[str, type] = {}
 
@@ -30,11 +30,63 @@ def _repr_html(self: Any) -> str:
 
 
 def result_type(cls: type) -> type:
-    """Register a frozen dataclass for the JSON round-trip and give it ``_repr_html_``."""
+    """Register a frozen dataclass for the JSON round-trip and give it ``_repr_html_``,
+    a one-line ``repr`` of its named figures (``cls._shown``, as scipy.stats results print)
+    and ``summary()``, the full terminal table as text."""
     _TYPES[cls.__name__] = cls
     if "_repr_html_" not in cls.__dict__:
         cls._repr_html_ = _repr_html  # type: ignore[attr-defined]
+    if "_shown" in cls.__dict__:
+        cls.__repr__ = _short_repr  # type: ignore[method-assign]
+    if "summary" not in cls.__dict__:
+        cls.summary = _summary  # type: ignore[attr-defined]
     return cls
+
+
+def _short_repr(self: Any) -> str:
+    """``DetectResult(verdict='violation found', p_value=3.0e-155, …)``: the figures a
+    person looks at first, each printed as privet prints it (``to_json`` keeps the rest)."""
+    parts = []
+    for name, value in self._shown():
+        if value is None:
+            continue
+        if name == "p_value":
+            text = fmt_pvalue(value).replace("< ", "<")
+        elif isinstance(value, bool):
+            text = str(value)
+        elif isinstance(value, str):
+            text = repr(value)
+        elif isinstance(value, (list, tuple)):
+            text = _vec(value)
+        else:
+            text = fmt_num(value)
+        parts.append(f"{name}={text}")
+    return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def _summary(self: Any, width: int = 100) -> str:
+    """The full terminal rendering (tables) as text, ``width`` columns wide."""
+    import io
+
+    from rich.console import Console
+
+    from ..report import render_any
+
+    console = Console(width=width, file=io.StringIO(), record=True)
+    console.print(render_any(self))
+    return console.export_text()
+
+
+def _vec(v: Any) -> str:
+    """A vector in full when short, runs counted (``[0×5, 2×5]``) when longer than 8."""
+    return fmt_vec(v, short=len(v) > 8)
+
+
+def _head(verdict: str) -> str:
+    """The verdict's words without the figures that follow them (shown as fields)."""
+    for stop in (" (", ": ", "; "):
+        verdict = verdict.split(stop)[0]
+    return verdict
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -137,6 +189,27 @@ class Counterexample:
     seed: int | None = None
     details: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # inputs that are integers read as integers: (1, 1), not (1.0, 1.0)
+        object.__setattr__(self, "d1", plain(tuple(self.d1)))
+        object.__setattr__(self, "d2", plain(tuple(self.d2)))
+
+    def _shown(self) -> list:
+        return [("D1", self.d1), ("D2", self.d2), ("E", self.event),
+                ("counts", self.counts), ("n", self.n),
+                ("p_value", self.p_value), ("epsilon_witnessed", self.epsilon_witnessed)]
+
+    def __str__(self) -> str:
+        if self.counts is not None and self.n is not None:
+            sides = f"{self.counts[0]:,} of {self.n[0]:,} vs {self.counts[1]:,} of {self.n[1]:,}"
+        elif self.probabilities is not None:
+            sides = f"P = {fmt_num(self.probabilities[0])} vs {fmt_num(self.probabilities[1])}"
+        else:
+            sides = ""
+        tail = f" ({fmt_p(self.p_value)})" if self.p_value is not None else ""
+        return (f"D1 = {_vec(self.d1)}, D2 = {_vec(self.d2)}, "
+                f"E: {self.event}" + (f"; {sides}" if sides else "") + tail)
+
 
 @result_type
 @dataclass(frozen=True)
@@ -158,6 +231,18 @@ class PValueCurve:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("test_epsilons", self.test_epsilons),
+                ("lower_bound", self.lower_bound), ("alpha", self.alpha)]
+
+    def __str__(self) -> str:
+        if self.lower_bound is None:
+            return (f"{self.mechanism}: no test ε rejected at α = {fmt_num(self.alpha)} "
+                    f"(of {len(self.test_epsilons)})")
+        return (f"{self.mechanism}: ε > {fmt_num(self.lower_bound)}, the largest test ε "
+                f"rejected at α = {fmt_num(self.alpha)} (claimed ε = "
+                f"{fmt_num(self.claimed_epsilon)})")
 
 
 @result_type
@@ -183,6 +268,19 @@ class Bound:
     @property
     def violates(self) -> bool:
         return self.claimed_epsilon is not None and self.value > self.claimed_epsilon
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("lower_bound", self.value),
+                ("confidence", "exact" if self.exact else self.confidence),
+                ("claimed_epsilon", self.claimed_epsilon), ("violates", self.violates)]
+
+    def __str__(self) -> str:
+        how = "exact" if self.exact else f"confidence {self.confidence:.0%}"
+        head = f"{self.mechanism}: ε ≥ {fmt_num(self.value)} ({how})"
+        if self.claimed_epsilon is None:
+            return head
+        word = "violation certified" if self.violates else "no violation found"
+        return f"{head}; claimed ε = {fmt_num(self.claimed_epsilon)}: {word}"
 
 
 @result_type
@@ -211,6 +309,30 @@ class ExactBound:
         """True when the claimed epsilon holds on the checked domain."""
         return self.claimed_epsilon is not None and self.epsilon <= self.claimed_epsilon + 1e-12
 
+    def describe(self) -> str:
+        """The verdict, in the words every renderer uses."""
+        eps = fmt_num(self.epsilon)
+        if self.delta is not None:
+            return f"δ = {fmt_num(self.delta)} at ε = {eps} (exact, on the checked domain)"
+        if self.details.get("interrupted"):
+            return f"interrupted: exact ε ≥ {eps} from the triples checked (a lower bound)"
+        if self.claimed_epsilon is None:
+            return f"exact ε = {eps} on the checked domain"
+        claimed = fmt_num(self.claimed_epsilon)
+        if self.verified:
+            return f"verified ε ≤ {claimed} on the checked domain (exact ε = {eps})"
+        return f"violation (exact): exact ε = {eps} > claimed {claimed}"
+
+    def _shown(self) -> list:
+        w = list(self.witness) + [None, None, None]
+        return [("mechanism", self.mechanism), ("exact_epsilon", self.epsilon),
+                ("delta", self.delta), ("claimed_epsilon", self.claimed_epsilon),
+                ("verified", self.verified if self.delta is None else None),
+                ("D1", w[0]), ("D2", w[1])]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.describe()}"
+
 
 @result_type
 @dataclass(frozen=True)
@@ -227,6 +349,15 @@ class AccuracyBound:
     seconds: float | None = None
     details: dict = field(default_factory=dict)
 
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("alpha", self.alpha),
+                ("one_minus_beta", self.one_minus_beta), ("worst_input", self.worst_input)]
+
+    def __str__(self) -> str:
+        return (f"{self.mechanism}: P[|M(x) − f(x)| ≤ {fmt_num(self.alpha)}] ≥ "
+                f"{fmt_num(self.one_minus_beta)} on the checked domain (worst input "
+                f"{_vec(self.worst_input)})")
+
 
 @result_type
 @dataclass(frozen=True)
@@ -242,6 +373,13 @@ class SuiteRow:
     seconds: float | None = None
     details: dict = field(default_factory=dict)
     result: Any = None
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("engine", self.engine),
+                ("verdict", self.verdict), ("figure", self.figure)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism} · {self.engine}: {self.verdict}"
 
 
 @result_type
@@ -265,6 +403,15 @@ class SuiteLine:
     seconds: float = 0.0
     engines: tuple = ()
 
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("verdict", self.verdict),
+                ("counterexample", self.counterexample), ("lower_bound", self.lower_bound),
+                ("exact_epsilon", self.exact_epsilon)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.verdict}" + (
+            f"; {self.counterexample}" if self.counterexample else "")
+
 
 @result_type
 @dataclass(frozen=True)
@@ -279,6 +426,15 @@ class SuiteResult:
     interrupted: bool = False
     seconds: float = 0.0
     seed: int | None = None
+
+    def _shown(self) -> list:
+        found = sum(ln.verdict.startswith("violation") for ln in self.lines)
+        return [("mechanisms", len(self.lines)), ("violations", found),
+                ("engines", ", ".join(self.engines)), ("seconds", self.seconds),
+                ("interrupted", True if self.interrupted else None)]
+
+    def __str__(self) -> str:
+        return "\n".join(str(ln) for ln in self.lines)
 
 
 # === detect results ===
@@ -312,6 +468,23 @@ class DetectResult:
     @property
     def violation(self) -> bool:
         return self.p_value < self.alpha
+
+    def _shown(self) -> list:
+        cx = self.counterexample
+        return [("verdict", _head(self.verdict)), ("p_value", self.p_value),
+                ("test_epsilon", self.test_epsilon), ("D1", cx.d1 if cx else None),
+                ("D2", cx.d2 if cx else None), ("E", cx.event if cx else None)]
+
+    def __str__(self) -> str:
+        cx = self.counterexample
+        tail = f"({fmt_p(self.p_value)}, seed {self.seed})"
+        if cx is None or not cx.counts or not cx.n:
+            return f"{_head(self.verdict)} at test ε = {fmt_num(self.test_epsilon)} {tail}"
+        p1, p2 = cx.counts[0] / cx.n[0], cx.counts[1] / cx.n[1]
+        return (f"{_head(self.verdict)}: P[M(D1) ∈ E] = {fmt_num(p1, 3)} > "
+                f"e^{fmt_num(self.test_epsilon)} · P[M(D2) ∈ E] = {fmt_num(p2, 3)} "
+                f"with D1 = {_vec(cx.d1)}, D2 = {_vec(cx.d2)}, "
+                f"E: {cx.event} {tail}")
 # === end detect results ===
 
 
@@ -346,6 +519,12 @@ class Completion:
     def describe(self) -> str:
         return "(" + ", ".join(str(e) for e in self.exprs) + ")"
 
+    def _shown(self) -> list:
+        return [("exprs", self.describe()), ("rank", self.rank), ("verdict", self.verdict)]
+
+    def __str__(self) -> str:
+        return f"{self.describe()}: {self.verdict}"
+
 
 @result_type
 @dataclass(frozen=True)
@@ -376,6 +555,18 @@ class SynthResult:
     baseline: dict | None = None
     seed: int | None = None
     details: dict = field(default_factory=dict)
+
+    def _shown(self) -> list:
+        best = self.best
+        return [("sketch", self.sketch), ("status", self.status),
+                ("best", best.describe() if best else None),
+                ("textbook_rank", self.textbook_rank), ("epsilon", self.epsilon)]
+
+    def __str__(self) -> str:
+        best = self.best
+        if best is None:
+            return f"{self.sketch}: no completion found in {self.grammar}"
+        return f"{self.sketch}: best completion {best.describe()}, {best.verdict}"
 
     @property
     def best(self) -> Completion | None:
@@ -426,6 +617,15 @@ class PufferfishVerdict:
     @property
     def verified(self) -> bool:
         return self.status == "verified"
+
+    def _shown(self) -> list:
+        return [("scenario", self.scenario), ("status", self.status), ("k", self.k),
+                ("epsilon", self.epsilon_text or self.epsilon),
+                ("sequence", " ".join(fmt_value(o) for o in self.counterexample)
+                 if self.counterexample is not None else None)]
+
+    def __str__(self) -> str:
+        return f"{self.scenario}: {self.describe()}"
 
     @property
     def violated(self) -> bool:

@@ -29,6 +29,7 @@ from ..core import events as _events
 from ..core.errors import check_epsilon
 from ..core.mechanism import as_mechanism
 from ..core.results import Counterexample, DetectResult, PValueCurve
+from ..core.seeds import SeedLike, as_seed
 from ..stats.hypothesis import pvalues as _pvalues
 from .engine import Session, open_session, run_curve, test_point, verdict_text
 from .space import NoEventError
@@ -83,7 +84,7 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
 def detect(mechanism: Any, epsilon: float | None = None, *,
            test_epsilons: Sequence[float] | None = None, inputs=None,
            args: Mapping[str, Any] | None = None, n_select: int = 100_000,
-           n_final: int = 500_000, alpha: float = 0.05, seed: int | None = None,
+           n_final: int = 500_000, alpha: float = 0.05, seed: SeedLike = None,
            progress: bool = False, executor: Any = None,
            max_candidates: int = MAX_CANDIDATES) -> DetectResult:
     """Test whether ``mechanism`` is ``epsilon``-DP (Algorithm 1 of StatDP).
@@ -133,7 +134,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
 
 def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,
                  args: Mapping[str, Any] | None = None, n_select: int = 100_000,
-                 n_final: int = 500_000, alpha: float = 0.05, seed: int | None = None,
+                 n_final: int = 500_000, alpha: float = 0.05, seed: SeedLike = None,
                  progress: bool = False, executor: Any = None) -> PValueCurve:
     """p-values of the selected counterexample at each test epsilon (StatDP Figs. 1-4).
 
@@ -155,7 +156,7 @@ def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,
 
 def select_event(mechanism: Any, d1: Any, d2: Any, epsilon: float | None = None, *,
                  args: Mapping[str, Any] | None = None, n_select: int = 100_000,
-                 seed: int | None = None, executor: Any = None) -> tuple[_events.Event, float]:
+                 seed: SeedLike = None, executor: Any = None) -> tuple[_events.Event, float]:
     """EventSelector (Algorithm 3) for one input pair: ``(event, selection p-value)``.
 
     The p-value is computed on the selection samples themselves, so it is exploratory only;
@@ -175,7 +176,7 @@ def select_event(mechanism: Any, d1: Any, d2: Any, epsilon: float | None = None,
 
 def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
                epsilon: float | None = None, *, args: Mapping[str, Any] | None = None,
-               n: int = 500_000, seed: int | None = None, alpha: float = 0.05,
+               n: int = 500_000, seed: SeedLike = None, alpha: float = 0.05,
                executor: Any = "inprocess") -> Counterexample:
     """HypothesisTest (Algorithm 2) of one event on ``n`` fresh samples of each input.
 
@@ -190,6 +191,7 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
     mech.neighbors.check(a, b)
     from ..execution import get_executor, map_reduce
 
+    seed = as_seed(seed)
     root = np.random.SeedSequence(seed)
     counts = []
     hits = functools.partial(_hits, event)  # picklable: runs on process or Dask workers
@@ -211,7 +213,7 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
         args=dict(args or {}), event=event.describe(), event_spec=event.spec(),
         counts=(c1, c2), n=(n1, n2), p_value=p, test_epsilon=eps,
         epsilon_witnessed=eps if p < alpha else None, confidence=1 - alpha,
-        seed=None if seed is None else int(seed),
+        seed=seed,
         details={"p_top": p_top, "p_bottom": p_bot},
     )
 

@@ -17,7 +17,6 @@ A :class:`Session` does the expensive work once per mechanism and input list:
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ import numpy as np
 from ..core.errors import InputError, MechanismError, PrivetError, check_epsilon
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.results import Counterexample
+from ..core.seeds import as_seed
 from ..execution import Reduced, get_executor, map_reduce
 from ..execution.progress import progress_bar
 from ..stats.hypothesis import approx_pvalue, count_filter, thinned_fisher_pvalue
@@ -372,8 +372,7 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
         raise InputError("n_select and n_final must be at least 10.")
     if not 0 < float(alpha) < 1:
         raise InputError(f"alpha must lie in (0, 1), got {alpha!r}.")
-    if seed is None:
-        seed = secrets.randbits(63)
+    seed = as_seed(seed)  # an int, recorded in the result: seed=None runs replay too
     planned, path, notes = generate_inputs(mech, inputs, args)
     sources: list[Source] = []
     lookup: dict = {}

@@ -52,6 +52,11 @@ def verdict_text(verdict: str) -> Text:
     return Text(verdict, style=style)
 
 
+def show_progress(args: Any) -> bool:
+    """Progress bars unless ``--no-progress`` or ``--json`` (bars go to stderr either way)."""
+    return not getattr(args, "no_progress", False) and not getattr(args, "json", False)
+
+
 def emit(args: Any, result: Any, render) -> None:
     """What every engine subcommand prints: ``result`` as JSON under ``--json``, else
     ``render(result)`` (a rich renderable); then the ``--html`` report when asked."""
@@ -94,4 +99,4 @@ def render_any(result: Any) -> Any:
 
 
 __all__ = ["Col", "Fit", "console", "emit", "fmt_num", "fmt_p", "fmt_pvalue", "fmt_vec", "kv",
-           "render_any", "table", "verdict_text"]
+           "render_any", "show_progress", "table", "verdict_text"]

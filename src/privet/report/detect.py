@@ -16,9 +16,21 @@ from rich.text import Text
 
 from ..core.results import Counterexample, DetectResult, PValueCurve
 from ..core.text import fmt_value
-from . import Col, Fit, emit, fmt_num, fmt_pvalue, fmt_vec, kv, table, verdict_text
+from . import (
+    Col,
+    Fit,
+    emit,
+    fmt_num,
+    fmt_pvalue,
+    fmt_vec,
+    kv,
+    show_progress,
+    table,
+    verdict_text,
+)
 from . import console as shared_console
 from .html import add_html_option
+from .options import add_common_options
 
 
 def _p(p: float | None) -> str:
@@ -152,18 +164,16 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--test-epsilons", type=_epsilons, default=None, metavar="A:B:K",
                    help="also compute the p-value curve at K test epsilons from A to B")
     p.add_argument("--plot", default=None, metavar="FILE",
-                   help="save the p-value curve (PNG) to FILE (needs --test-epsilons; "
-                        "default 0.5..1.5 times the claimed epsilon)")
+                   help="save the p-value curve (PNG) to FILE (without --test-epsilons: 11 "
+                        "test ε from 0.5 to 1.5 times the test ε)")
     p.add_argument("--n-select", type=int, default=100_000,
                    help="samples per input for event selection (default 100000)")
     p.add_argument("--n-final", type=int, default=500_000,
                    help="fresh samples per input for the final test (default 500000)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    if not any(a.dest == "json" for a in p._actions):
-        p.add_argument("--json", action="store_true", help="print the result as JSON")
-    if not any(a.dest == "seed" for a in p._actions):
-        p.add_argument("--seed", type=int, default=None, help="seed (replays a run)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="significance level of the test (default 0.05)")
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -181,7 +191,7 @@ def run_cli(args: argparse.Namespace) -> int:
     as_json = bool(getattr(args, "json", False))
     result = detect(mech, args.epsilon, test_epsilons=test_eps, n_select=args.n_select,
                     n_final=args.n_final, alpha=args.alpha, seed=getattr(args, "seed", None),
-                    progress=not as_json, executor=getattr(args, "executor", None))
+                    progress=show_progress(args), executor=getattr(args, "executor", None))
     if getattr(args, "plot", None) and result.curve is not None:
         plot_curve(result.curve, args.plot)
     emit(args, result, render)

@@ -14,8 +14,9 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.results import AccuracyBound, ExactBound
-from . import Col, Fit, emit, fmt_num, fmt_vec, kv, table, verdict_text
+from . import Col, Fit, emit, fmt_num, fmt_vec, kv, show_progress, table, verdict_text
 from .html import add_html_option
+from .options import add_common_options
 
 
 def _num(v: Any, digits: int = 6) -> str:
@@ -23,19 +24,6 @@ def _num(v: Any, digits: int = 6) -> str:
     if isinstance(v, Fraction) and v.denominator != 1:
         return f"{fmt_num(v)} (≈ {fmt_num(float(v), digits)})"
     return fmt_num(v, digits)
-
-
-def exact_verdict(b: ExactBound) -> str:
-    """The verdict of an exact bound, in the words of every renderer."""
-    eps = fmt_num(b.epsilon, 4)
-    if b.details.get("interrupted"):
-        return f"interrupted: exact ε ≥ {eps} from the triples checked (a lower bound only)"
-    if b.claimed_epsilon is None:
-        return f"exact ε = {eps} on the checked domain"
-    if b.verified:
-        return f"verified ε ≤ {fmt_num(b.claimed_epsilon, 4)} on the checked domain " \
-               f"(exact ε = {eps})"
-    return f"violation (exact): exact ε = {eps} > claimed {fmt_num(b.claimed_epsilon, 4)}"
 
 
 def render_bound(b: ExactBound) -> Fit:
@@ -48,7 +36,7 @@ def render_bound(b: ExactBound) -> Fit:
         rows.append(["smallest δ", _num(b.delta)])
         rows.append(["witness", f"D1 = {fmt_vec(b.witness[0])}, D2 = {fmt_vec(b.witness[1])}"])
     else:
-        rows.append(["verdict", verdict_text(exact_verdict(b))])
+        rows.append(["verdict", verdict_text(b.describe())])
         rows.append(["exact ε", fmt_num(b.epsilon, 6)])
         rows.append(["e^ε", _num(b.e_epsilon)])
         if isinstance(b.e_epsilon, Fraction):
@@ -92,24 +80,22 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "weighted model counting on BDDs; Oakley, Holtzen, Oprea).")
     p.add_argument("target", help="library name, module:name or path/file.py:name")
     p.add_argument("--backend", default="auto",
-                   choices=["auto", "enumerate", "bdd", "bdd-fixed"])
+                   choices=["auto", "enumerate", "bdd", "bdd-fixed"],
+                   help="enumerate every noise outcome, or compile to a BDD and count "
+                        "(bdd: the inputs symbolic too; bdd-fixed: one BDD per input); "
+                        "auto picks (default)")
     p.add_argument("--fractions", action="store_true", help="exact rational probabilities")
     p.add_argument("--delta-for", type=float, metavar="EPS",
                    help="smallest delta for this epsilon (hockey-stick divergence)")
     p.add_argument("--accuracy", type=float, metavar="ALPHA",
                    help="tight (alpha, beta)-accuracy instead of epsilon")
-    p.add_argument("--top-k", type=int, default=5, metavar="K", help="worst inputs to list")
+    p.add_argument("--top-k", type=int, default=5, metavar="K",
+                   help="with --accuracy: how many worst inputs to list (default 5)")
     p.add_argument("--length", type=int, metavar="N", help="input length, when open")
     p.add_argument("--set", default="exhaustive", choices=["exhaustive", "rr"],
                    help="privacy/accuracy set: exhaustive or randomized response (Sec. V)")
-    p.add_argument("--no-progress", action="store_true")
-    for flag, kw in (("--json", {"action": "store_true"}),
-                     ("--seed", {"type": int, "default": None})):
-        try:
-            p.add_argument(flag, **kw)
-        except argparse.ArgumentError:  # the lead's parser already gives it
-            pass
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -130,7 +116,7 @@ def run_cli(args: argparse.Namespace) -> int:
     from ..exact import accuracy, delta_for, exact
 
     target = _load(args.target)
-    progress = not getattr(args, "no_progress", False) and not getattr(args, "json", False)
+    progress = show_progress(args)
     common = dict(backend=args.backend, fractions=args.fractions, length=args.length,
                   progress=progress)
     if args.accuracy is not None:

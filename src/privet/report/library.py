@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.mechanism import Mechanism
-from . import Col, Fit, fmt_num, table, verdict_text
+from . import Col, Fit, fmt_num, fmt_p, fmt_vec, table, verdict_text
 
 
 def library_table(mechs: dict[str, Mechanism]) -> Fit:
@@ -60,7 +60,8 @@ def _plain(row: np.ndarray) -> Any:
 
 
 def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Fit:
-    title = f"{summary['n']:,} outputs of {name} on {list(x)} ({summary['distinct']:,} distinct)"
+    title = (f"{summary['n']:,} outputs of {name} on {fmt_vec(list(x))} "
+             f"({summary['distinct']:,} distinct)")
     if "frequencies" in summary:
         rows = [[str(f["output"]), f["count"], f"{f['share']:.4f}"] for f in
                 summary["frequencies"][:20]]
@@ -73,6 +74,18 @@ def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Fit:
 FIGURE_NAMES = {"sample": "outputs/s", "detect": "p-value", "exact": "exact ε",
                 "search": "certified ε ≥", "pufferfish": "worst log-ratio",
                 "synth": "textbook rank"}
+
+
+def figure_text(row: Any) -> str:
+    """A suite row's figure with its name: ``31,840,000 outputs/s``, ``exact ε 1.386``."""
+    fig = row.figure
+    if fig is None:
+        return "—"
+    if row.engine == "sample":
+        return f"{fig:,.0f} outputs/s"
+    if row.engine == "detect":
+        return fmt_p(fig)
+    return f"{FIGURE_NAMES.get(row.engine, 'figure')} {fmt_num(fig, 4)}"
 
 
 def suite_table(result: Any) -> Fit:
@@ -101,10 +114,8 @@ def suite_rows_table(rows: Sequence[Any]) -> Fit:
     """One line per (mechanism, engine); the figure's meaning depends on the engine."""
     body = []
     for r in rows:
-        fig = r.figure
-        shown = f"{fig:,.0f}" if r.engine == "sample" and fig is not None else fmt_num(fig, 3)
         body.append([r.mechanism, r.engine, fmt_num(r.claimed_epsilon, 3),
-                     fmt_num(r.true_epsilon, 3), f"{FIGURE_NAMES.get(r.engine, '')} {shown}",
+                     fmt_num(r.true_epsilon, 3), figure_text(r),
                      r.verdict, f"{r.seconds:.2f}" if r.seconds is not None else "—"])
     return table("privet suite, per engine", ["mechanism", "engine", "claimed", "known",
                                               "figure", "verdict", "s"], body)

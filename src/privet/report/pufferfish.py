@@ -8,8 +8,9 @@ from typing import Any
 
 from ..core.results import Bound, PufferfishVerdict
 from ..core.text import fmt_value
-from . import Fit, emit, fmt_num, kv, verdict_text
+from . import Fit, emit, fmt_num, kv, show_progress, verdict_text
 from .html import add_html_option
+from .options import add_common_options
 
 
 def _fmt(v: Any) -> str:
@@ -72,18 +73,23 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--length", type=int, default=None,
                    help="input length of a mechanism whose domain leaves it open")
     p.add_argument("--epsilon", default=None, help="budget, e.g. 0.7 or 'ln(2)'")
-    p.add_argument("--k-max", type=int, default=None, help="longest observation sequence")
-    p.add_argument("--timeout", type=float, default=60.0, help="solver seconds per length")
-    p.add_argument("--method", choices=("auto", "exact", "smt"), default="auto")
+    p.add_argument("--k-max", type=int, default=None,
+                   help="longest observation sequence to check (default: the scenario's)")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="solver seconds per sequence length (default 60)")
+    p.add_argument("--method", choices=("auto", "exact", "smt"), default="auto",
+                   help="exact forward evaluation (fixed numeric parameters) or the SMT "
+                        "solver (symbolic priors); auto picks (default)")
     p.add_argument("--no-symmetry", action="store_true",
                    help="SMT path: check every pair, not one per orbit of the model's "
                         "verified symmetries")
     p.add_argument("--bound", action="store_true",
                    help="Algorithm 4: lower bound on epsilon by bracket + binary search")
-    p.add_argument("--precision", type=float, default=0.001)
-    if "--json" not in p._option_string_actions:
-        p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--precision", type=float, default=0.001,
+                   help="with --bound: stop the binary search when the bracket on ε is "
+                        "this narrow (default 0.001)")
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -122,7 +128,7 @@ def run_cli(args: argparse.Namespace) -> int:
         emit(args, b, render_bound)
         return 0
     v = pufferfish(target, args.epsilon, inputs=inputs, k_max=args.k_max, timeout=args.timeout,
-                   method=args.method, progress=not getattr(args, "json", False),
+                   method=args.method, progress=show_progress(args),
                    symmetry="none" if getattr(args, "no_symmetry", False) else "auto")
     emit(args, v, render)
     return {"verified": 0, "violated": 1}.get(v.status, 3)

@@ -9,8 +9,9 @@ from typing import Any
 from rich.console import Group
 
 from ..core.results import Bound
-from . import Col, Fit, emit, fmt_num, fmt_vec, kv, table, verdict_text
+from . import Col, Fit, emit, fmt_num, fmt_vec, kv, show_progress, table, verdict_text
 from .html import add_html_option
+from .options import add_common_options
 
 __all__ = ["add_cli", "render", "run_cli", "summary_table", "trace_table"]
 
@@ -84,9 +85,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, default=None, help="override the claimed ε")
     p.add_argument("--baseline", action="store_true",
                    help="also run the random-search baseline with the same budget")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--seed", type=int, default=None, help="seed (replays a run)")
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -97,12 +97,11 @@ def run_cli(args: argparse.Namespace) -> int:
     from ..search import search
 
     mech = load_mechanism(args.target, epsilon=getattr(args, "epsilon", None))
-    as_json = bool(getattr(args, "json", False))
     result = search(mech, iterations=getattr(args, "iterations", 10),
                     confidence=getattr(args, "confidence", 0.9),
                     method=getattr(args, "method", "auto"),
                     n_confirm=getattr(args, "n_confirm", None),
-                    seed=getattr(args, "seed", None), progress=not as_json,
+                    seed=getattr(args, "seed", None), progress=show_progress(args),
                     baseline=bool(getattr(args, "baseline", False)),
                     executor=getattr(args, "executor", None))
     emit(args, result, render)

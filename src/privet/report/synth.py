@@ -15,8 +15,9 @@ from rich.console import Group
 from rich.text import Text
 
 from ..core.results import SynthResult
-from . import Col, Fit, emit, fmt_num, fmt_vec, table, verdict_text
+from . import Col, Fit, emit, fmt_num, fmt_vec, show_progress, table, verdict_text
 from .html import add_html_option
+from .options import add_common_options
 
 
 def _t(seconds: float | None) -> str:
@@ -118,24 +119,21 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "completions. TARGET is a library sketch (e.g. kolahal.svt) or "
                     "MODULE:NAME / path/to/file.py:NAME of a @privet.synth.sketch.")
     p.add_argument("target", help="kolahal.<name>, MODULE:SKETCH or path/file.py:SKETCH")
-    p.add_argument("--epsilon", type=float, default=None, help="target ε (default: γ(ε))")
+    p.add_argument("--epsilon", type=float, default=None,
+                   help="the ε the completed mechanism must satisfy (default: the ε the "
+                        "sketch declares)")
     p.add_argument("--top", type=int, default=None,
                    help="candidates to verify (default 5 x #holes)")
-    p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto")
+    p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto",
+                   help="how candidates are tested: privet's small internal tester, "
+                        "privet.detect, or auto (internal while searching, detect for the "
+                        "final check; default)")
     p.add_argument("--baseline", action="store_true",
                    help="also run the noopt baseline (rank the whole grammar)")
-    if not _has(p, "--json"):
-        p.add_argument("--json", action="store_true", help="print the result as JSON")
-    if not _has(p, "--seed"):
-        p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true")
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
-
-
-def _has(parser: argparse.ArgumentParser, flag: str) -> bool:
-    return any(flag in a.option_strings for a in parser._actions)
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -146,7 +144,7 @@ def run_cli(args: argparse.Namespace) -> int:
     seed = getattr(args, "seed", None)
     result = synth(sk, args.epsilon, top=args.top, tester=args.tester,
                    seed=0 if seed is None else seed, baseline=args.baseline,
-                   progress=not getattr(args, "no_progress", False) and not args.json,
+                   progress=show_progress(args),
                    executor=getattr(args, "executor", None))
     emit(args, result, render)
     return 0 if result.status == "found" else 1

@@ -40,6 +40,7 @@ from ..core.events import Event, Interval, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.noise import Sampler
 from ..core.results import Bound, Counterexample
+from ..core.seeds import SeedLike, as_seed, seed_sequence
 from ..execution import Borrowed, InProcess, collect, get_executor, map_reduce
 from ..stats.counts import two_sample_counts
 from ..stats.intervals import (
@@ -103,7 +104,7 @@ def _exact_probabilities(mech: Mechanism, x, x2, event: Event, args) -> tuple | 
 
 def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | None = None,
             n: int = 1_000_000, confidence: float = 0.9,
-            seed: int | np.random.SeedSequence | None = None, certify: str = "paired",
+            seed: SeedLike = None, certify: str = "paired",
             executor: Any = None) -> dict:
     """The violation of one triple, confirmed.
 
@@ -137,7 +138,7 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
                 value = float(mech.epsilon)  # float round-off, not a violation
         return {"value": value, "exact": True, "method": "exact enumeration",
                 "probabilities": (p1, p2), "unbounded": False, "n": None}
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    ss = seed_sequence(seed)
     if certify not in ("paired", "marginal"):
         raise ParameterError(f"certify must be 'paired' or 'marginal', got {certify!r}.")
     if certify == "paired" and mech.supports("replay"):
@@ -530,7 +531,7 @@ def _progress(enabled: bool, total: int, label: str):
 
 
 def random_search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
-                  n_confirm: int | None = N_CONFIRM, seed: int | None = None,
+                  n_confirm: int | None = N_CONFIRM, seed: SeedLike = None,
                   args: Mapping[str, Any] | None = None, **options: Any) -> Bound:
     """The baseline of Fig. 12: the same number of random triples, estimated the same way,
     no optimization; the best is confirmed like :func:`search`'s."""
@@ -540,7 +541,7 @@ def random_search(mechanism: Any, *, iterations: int = 10, confidence: float = 0
 
 def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
            method: str = "auto", start: tuple | None = None, n_confirm: int | None = N_CONFIRM,
-           seed: int | None = None, progress: bool = False, baseline: bool = False,
+           seed: SeedLike = None, progress: bool = False, baseline: bool = False,
            args: Mapping[str, Any] | None = None, executor: Any = None,
            **options: Any) -> Bound:
     """Search for the largest violation of differential privacy and certify it.
@@ -599,6 +600,7 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     opts = _options(mech, iterations, confidence, "auto" if random_only else method,
                     n_confirm, dict(options))
     starting = _check_start(mech, start) if start is not None else None
+    seed = as_seed(seed)  # recorded in the Bound: a run with seed=None replays too
     root = np.random.SeedSequence(seed)
     it_seeds, confirm_seed, base_seed = root.spawn(3)
     if not mech.supports("replay"):

@@ -25,6 +25,7 @@ from .._engine import make_callable
 from ..core.errors import PrivetError, check_epsilon
 from ..core.mechanism import Mechanism
 from ..core.results import Completion, Counterexample, SynthResult
+from ..core.seeds import SeedLike, as_seed
 from ..execution import Borrowed, get_executor
 from .examples import (
     Example,
@@ -107,7 +108,7 @@ def synth(
     *,
     grammar: Grammar | None = None,
     top: int | None = None,
-    seed: int = 0,
+    seed: SeedLike = 0,
     n_select: int = 10_000,
     n_final: int = 20_000,
     m_region: int = 20_000,
@@ -148,6 +149,7 @@ def synth(
             if ex is not executor:
                 ex.close()
     t_start = time.perf_counter()
+    seed = as_seed(seed)  # an int (recorded in the result), whatever seed= was given
     if isinstance(sketch, str):
         sketch = load_sketch(sketch)
     if isinstance(sketch, Mechanism):
