@@ -346,7 +346,7 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
     missing = [e for e in chosen if not _available(e)]
     if missing:
         raise PrivetError(f"engine(s) {', '.join(missing)} need an optional dependency; "
-                          "install privet[all].")
+                          "install privet[suite].")
     library = library_selection(only)
     # one executor for the whole run (one Dask client or cluster, not one per mechanism)
     shared = get_executor(executor) if isinstance(executor, str) else executor

@@ -165,7 +165,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                    help="also compute the p-value curve at K test epsilons from A to B")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="save the p-value curve (PNG) to FILE (without --test-epsilons: 11 "
-                        "test ε from 0.5 to 1.5 times the test ε)")
+                        "test ε from 0.5 to 1.5 times the test ε; --html draws the same)")
     p.add_argument("--n-select", type=int, default=100_000,
                    help="samples per input for event selection (default 100000)")
     p.add_argument("--n-final", type=int, default=500_000,
@@ -185,7 +185,8 @@ def run_cli(args: argparse.Namespace) -> int:
 
     mech = load_mechanism(args.target, epsilon=getattr(args, "claimed", None))
     test_eps = getattr(args, "test_epsilons", None)
-    if getattr(args, "plot", None) and test_eps is None:
+    if (getattr(args, "plot", None) or getattr(args, "html", None)) and test_eps is None:
+        # a plot and a report show the p-value curve (StatDP Fig. 1): 11 test ε around it
         base = args.epsilon or mech.epsilon or 1.0
         test_eps = _epsilons(f"{0.5 * base}:{1.5 * base}:11")
     as_json = bool(getattr(args, "json", False))

@@ -241,9 +241,10 @@ def plot_pvalue_curves(curves: Sequence[Any], labels: Sequence[str] | None = Non
         ax.set_ylabel("p-value")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(title or (items[0].mechanism if len(items) == 1 else "p-value curves"))
-        ax.legend(loc="best", fontsize=8)
+        fig.legend(loc="outside lower center", fontsize=8, frameon=False,
+                   ncols=min(3, len(items) + 1))
 
-    return _plot(draw)
+    return _plot(draw, layout="constrained")
 
 
 def _fmt(v: Any) -> str:
