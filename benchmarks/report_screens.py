@@ -101,6 +101,7 @@ def reports(quick: bool) -> dict[str, list]:
     """One list of results per report kind, from small seeded runs."""
     import privet
     from privet import mechanisms
+    from privet.exact import accuracy
     from privet.synth import Grammar
 
     n = dict(n_select=5_000, n_final=20_000) if quick else dict(n_select=20_000,
@@ -115,7 +116,7 @@ def reports(quick: bool) -> dict[str, list]:
                                    seed=0)]
     out["exact"] = [privet.exact(get("wmc.randomized_response"), length=3, fractions=True),
                     privet.exact(get("faier.discrete_noisy_max"), length=2)]
-    out["accuracy"] = [privet.exact.accuracy(get("wmc.rr_count"), 1, length=3,
+    out["accuracy"] = [accuracy(get("wmc.rr_count"), 1, length=3,
                                              fractions=True)]
     out["pufferfish"] = [privet.pufferfish("ex3", "ln(2)"), privet.pufferfish("ex3", "ln(4)")]
     sizes = dict(tester="internal", n_select=4_000, n_final=8_000, m_region=5_000,

@@ -26,6 +26,7 @@ from privet.core.results import (
     from_json,
     to_json,
 )
+from privet.exact import accuracy
 from privet.report import html as H
 
 FORBIDDEN = ("http://", "https://", "//cdn", "<script src", "<link", "@import")
@@ -61,7 +62,7 @@ def ex():
 
 @pytest.fixture(scope="module")
 def acc():
-    return privet.exact.accuracy(mechanisms.get("wmc.rr_count"), 1, length=2, fractions=True)
+    return accuracy(mechanisms.get("wmc.rr_count"), 1, length=2, fractions=True)
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import privet
 from privet import mechanisms
 from privet.core.results import Bound, Completion, Counterexample, SuiteResult, SynthResult
 from privet.core.text import fmt_num, fmt_p, fmt_vec, plain
+from privet.exact import accuracy
 from privet.report import render_any
 from privet.report.layout import allocate
 from privet.suite import summarize
@@ -88,7 +89,7 @@ def ex():
 
 @pytest.fixture(scope="module")
 def acc():
-    return privet.exact.accuracy(mechanisms.get("wmc.rr_count"), 1, length=2, fractions=True)
+    return accuracy(mechanisms.get("wmc.rr_count"), 1, length=2, fractions=True)
 
 
 @pytest.fixture(scope="module")

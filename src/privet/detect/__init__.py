@@ -1,7 +1,7 @@
 """``privet.detect``: statistical counterexample detection (StatDP, Ding et al., CCS 2018).
 
-Public API (``from privet.detect import ...``; ``privet.detect(...)`` calls :func:`detect`,
-before and after this package is imported, since the package module is callable):
+Public API (``from privet.detect import ...``; ``privet.detect`` is the function
+:func:`detect` itself):
 
 * :func:`detect` -- Algorithm 1: is the mechanism epsilon-DP at a test epsilon? Returns a
   :class:`~privet.core.results.DetectResult` with a readable counterexample or "no
@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from .._engine import make_callable
 from ..core import events as _events
 from ..core.errors import check_epsilon
 from ..core.mechanism import as_mechanism
@@ -223,9 +222,6 @@ def _hits(event: _events.Event, out: np.ndarray) -> int:
 
 
 test_event.__test__ = False  # a library function, not a pytest test
-
-
-make_callable(__name__)  # privet.detect(...) calls detect() even once the package is bound
 
 
 __all__ = ["NoEventError", "Trace", "detect", "pvalue_curve", "select_event", "test_event"]

@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from .._engine import make_callable
 from ..core.errors import InputError, ParameterError, PrivetError, check_epsilon
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import AccuracyBound, ExactBound
@@ -368,10 +367,6 @@ exact.program = program              # type: ignore[attr-defined]
 exact.programs = programs            # type: ignore[attr-defined]
 exact.sets = sets                    # type: ignore[attr-defined]
 exact.closed_form = closed_form      # type: ignore[attr-defined]
-
-
-
-make_callable(__name__)  # privet.exact(...) calls exact() even once the package is bound
 
 __all__ = [
     "Compiled", "Program", "accuracy", "closed_form", "compile_program", "delta_for", "exact",

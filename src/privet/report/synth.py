@@ -117,7 +117,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         "synth", help="synthesize the noise of a mechanism sketch (KOLAHAL)",
         description="Fill the holes of a sketch with noise expressions and rank the "
                     "completions. TARGET is a library sketch (e.g. kolahal.svt) or "
-                    "MODULE:NAME / path/to/file.py:NAME of a @privet.synth.sketch.")
+                    "MODULE:NAME / path/to/file.py:NAME of a sketch (from privet.synth "
+                    "import sketch).")
     p.add_argument("target", help="kolahal.<name>, MODULE:SKETCH or path/file.py:SKETCH")
     p.add_argument("--epsilon", type=float, default=None,
                    help="the ε the completed mechanism must satisfy (default: the ε the "

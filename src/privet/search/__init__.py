@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from .._engine import make_callable
 from ..core.errors import (
     GridTooLargeError,
     InputError,
@@ -803,7 +802,3 @@ def _in_domain(mech: Mechanism, a, b) -> bool:
     except InputError:
         return False
     return True
-
-
-
-make_callable(__name__)  # privet.search(...) calls search() once the package is bound

@@ -21,7 +21,6 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._engine import make_callable
 from ..core.errors import PrivetError, check_epsilon
 from ..core.mechanism import Mechanism
 from ..core.results import Completion, Counterexample, SynthResult
@@ -58,7 +57,8 @@ def load_sketch(target: str) -> Sketch:
 
     obj = load_object(target)
     if not isinstance(obj, Sketch):
-        raise PrivetError(f"{target!r} is not a sketch; decorate it with @privet.synth.sketch.")
+        raise PrivetError(f"{target!r} is not a sketch; decorate it with @sketch(...) "
+                          "(from privet.synth import sketch).")
     return obj
 
 
@@ -155,7 +155,8 @@ def synth(
     if isinstance(sketch, Mechanism):
         raise PrivetError(
             f"{sketch.name!r} is a complete mechanism, not a sketch: mark the noise locations "
-            "with noise.hole(...) and decorate it with privet.synth.sketch."
+            "with noise.hole(...) and decorate it with @sketch(...) (from privet.synth "
+            "import sketch)."
         )
     if not isinstance(sketch, Sketch):
         raise PrivetError(f"privet.synth needs a sketch, got {type(sketch).__name__}.")
@@ -376,6 +377,3 @@ class _Bar:
     def close(self) -> None:
         if self.status is not None:
             self.status.stop()
-
-
-make_callable(__name__)  # privet.synth(...) calls synth(); privet.synth.sketch is the decorator
