@@ -33,7 +33,7 @@ def load_object(target: str) -> Any:
         try:
             spec.loader.exec_module(module)
         except PrivetError as err:
-            raise type(err)(f"in {where!r}: {err}") from err
+            raise err.with_prefix(f"in {where!r}: ") from err
         except Exception as err:
             raise PrivetError(f"importing {where!r} failed: {_oneline(err)}") from err
     else:
@@ -42,7 +42,7 @@ def load_object(target: str) -> Any:
         try:
             module = importlib.import_module(where)
         except PrivetError as err:
-            raise type(err)(f"in module {where!r}: {err}") from err
+            raise err.with_prefix(f"in module {where!r}: ") from err
         except Exception as err:
             raise PrivetError(f"cannot import module {where!r}: {_oneline(err)}") from err
     if not hasattr(module, attr):

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..core import events as _events
-from ..core.errors import check_epsilon
+from ..core.errors import advice, check_epsilon
 from ..core.mechanism import as_mechanism
 from ..core.results import Counterexample, DetectResult, PValueCurve
 from ..core.seeds import SeedLike, as_seed
@@ -43,7 +43,8 @@ def _test_epsilon(mech, epsilon) -> float:
         from ..core.errors import ParameterError
 
         raise ParameterError(
-            f"mechanism {mech.name!r} claims no epsilon: pass the test epsilon (epsilon=...)."
+            f"mechanism {mech.name!r} claims no ε: give the test ε, "
+            + advice("epsilon=...", "--epsilon E") + "."
         )
     return check_epsilon(eps, "the test epsilon")
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InputError, MechanismError, PrivetError, check_epsilon
+from ..core.errors import InputError, MechanismError, PrivetError, advice, check_epsilon
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.results import Counterexample
 from ..core.seeds import as_seed
@@ -369,9 +369,12 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
     """Input generation, pilot, search space and selection samples (shared by every test eps)."""
     mech = as_mechanism(mechanism)
     if int(n_select) < 10 or int(n_final) < 10:
-        raise InputError("n_select and n_final must be at least 10.")
+        raise InputError("the sample sizes must be at least 10: give "
+                         + advice("n_select=… and n_final=…", "--n-select N and --n-final N")
+                         + " of 10 or more.")
     if not 0 < float(alpha) < 1:
-        raise InputError(f"alpha must lie in (0, 1), got {alpha!r}.")
+        raise InputError(f"the significance level must lie in (0, 1), got {alpha!r}: give "
+                         + advice("alpha=0.05", "--alpha 0.05") + " or another level.")
     seed = as_seed(seed)  # an int, recorded in the result: seed=None runs replay too
     planned, path, notes = generate_inputs(mech, inputs, args)
     sources: list[Source] = []

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InputError, ParameterError, PrivetError, check_epsilon
+from ..core.errors import InputError, ParameterError, PrivetError, advice, check_epsilon
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import AccuracyBound, ExactBound
 from . import programs, sets
@@ -93,7 +93,8 @@ def _target_n(target: Target) -> int:
         return target.length
     if isinstance(obj.domain.length, int):
         return obj.domain.length
-    raise InputError("the randomized-response sets need the input length: give length=n.")
+    raise InputError("the randomized-response sets need the input length: give "
+                     + advice("length=n", "--length N") + ".")
 
 
 BUILTIN_SETS = {

@@ -36,6 +36,7 @@ from ..core.errors import (
     NotEnumerableError,
     ParameterError,
     PrivetError,
+    advice,
 )
 from ..core.mechanism import Mechanism
 from ..core.neighbors import TOL, Neighbors
@@ -173,6 +174,27 @@ def _make_target(obj: Any, backend: str, fractions: bool, args: Mapping[str, Any
 # Input domains and neighbor pairs
 # ------------------------------------------------------------------------------------------
 
+def _require_discrete_noise(target: Target, length: int | None) -> None:
+    """Say first when the noise is continuous: no input domain or length would help then."""
+    obj = target.obj
+    dom = obj.domain
+    n = length if isinstance(length, int) else (
+        dom.length if isinstance(dom.length, int) else
+        (dom.length[0] if isinstance(dom.length, tuple) else 1))
+    value = min(max(0.0, dom.low), dom.high)
+    try:
+        obj.distribution([value] * max(int(n), 1), args=target.args, cap=target.cap)
+    except NotEnumerableError as err:
+        raise NotEnumerableError(
+            f"mechanism {obj.name!r} draws noise that exact inference cannot enumerate "
+            f"({str(err).rstrip('.')}): exact and pufferfish need discrete noise with "
+            "finitely many outcomes; test it with "
+            + advice("privet.detect or privet.search", "privet detect or privet search")
+            + " instead.") from None
+    except PrivetError:
+        pass  # any other problem is reported where it arises, with its own sentence
+
+
 def input_grid(target: Target, inputs: Iterable | None = None,
                input_cap: int = DEFAULT_INPUT_CAP) -> np.ndarray:
     """The inputs to enumerate: the user's list, or the mechanism's whole integer domain."""
@@ -195,20 +217,30 @@ def input_grid(target: Target, inputs: Iterable | None = None,
                 dom.length[0] <= length <= dom.length[1]):
             raise InputError(f"length {length} is outside the domain's "
                              f"{dom.length[0]}..{dom.length[1]}.")
-        if not (dom.integer and isinstance(length, int) and math.isfinite(dom.low)
-                and math.isfinite(dom.high)):
+        _require_discrete_noise(target, length)
+        if not (dom.integer and math.isfinite(dom.low) and math.isfinite(dom.high)):
             raise InputError(
-                f"mechanism {obj.name!r} has the domain '{dom.describe()}', which cannot be "
-                "enumerated; give length=n (when only the length is open), inputs=[...], or "
-                "an integer Domain(length=n, low=.., high=..)."
-            )
+                f"mechanism {obj.name!r} takes {dom.describe()}, which cannot be enumerated: "
+                "exact inference checks every input of a finite integer domain; "
+                + advice("give inputs=[...], or declare an integer Domain(low=.., high=..)",
+                         "declare an integer Domain(low=.., high=..) in the mechanism's file, "
+                         "or call privet.exact(..., inputs=[...]) from Python") + ".")
+        if not isinstance(length, int):
+            lo, hi = dom.length if isinstance(dom.length, tuple) else (1, None)
+            raise InputError(
+                f"mechanism {obj.name!r} takes inputs of any length "
+                f"{lo}..{hi if hi is not None else '∞'}: give the length to check, "
+                + advice("length=n", "--length N") + ".")
         values = list(range(int(dom.low), int(dom.high) + 1))
     total = len(values) ** length
     if total > input_cap:
         raise GridTooLargeError(
             f"the input domain of {obj.name!r} has {total:,} inputs, above the cap of "
-            f"{input_cap:,}; restrict it with inputs=/pairs= (e.g. the symmetry sets of "
-            "privet.exact.sets) or raise input_cap."
+            f"{input_cap:,}; "
+            + advice("restrict it with inputs=/pairs= (e.g. the symmetry sets of "
+                     "privet.exact.sets) or raise input_cap",
+                     "check a shorter length (--length N) or the randomized-response set "
+                     "(--set rr)") + "."
         )
     grid = np.array(list(itertools.product(values, repeat=length)), dtype=np.int64)
     return grid.reshape(total, length)

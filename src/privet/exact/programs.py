@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InputError
+from ..core.errors import InputError, advice
 from ..core.neighbors import all_differ, one_differs
 from .bdd import Program, program
 
@@ -100,7 +100,8 @@ def for_mechanism(mech: Any, length: int | None = None,
     a.update(args or {})
     n = length if length is not None else mech.domain.length
     if not isinstance(n, int):
-        raise InputError(f"the BDD twin of {mech.name!r} needs the input length: give length=n.")
+        raise InputError(f"the BDD twin of {mech.name!r} needs the input length: give "
+                         + advice("length=n", "--length N") + ".")
     if mech.name == "wmc.randomized_response":
         prog = randomized_response(n, a.get("lam", 0.2))
     elif mech.name == "wmc.rr_count":
