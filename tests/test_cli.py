@@ -69,7 +69,7 @@ def test_user_mechanism_file_and_bad_input(tmp_path):
     assert "raised RuntimeError: oops" in bad.stderr and "Traceback" not in bad.stderr
     missing = run("sample", "statdp.no_such_thing", "--input", "1")
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
-    neg = run("sample", f"{src}:noisy_sum", "--input", "1", "--epsilon", "-1")
+    neg = run("sample", f"{src}:noisy_sum", "--input", "1", "--claimed", "-1")
     assert neg.returncode == 2 and "positive" in neg.stderr
 
 

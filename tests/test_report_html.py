@@ -200,7 +200,7 @@ def test_every_result_type_renders(everything, index):
 
 def test_verdict_colors():
     assert H.verdict_class("violation found (p = 0.001)") == "bad"
-    assert H.verdict_class("violation: exact ε = 2 > 1") == "bad"
+    assert H.verdict_class("violation (exact): exact ε = 2 > claimed 1") == "bad"
     assert H.verdict_class("verified ε ≤ 1 (4 inputs)") == "good"
     assert H.verdict_class("no violation found") == "neutral"
     assert H.verdict_class("unknown at length 3") == "warn"

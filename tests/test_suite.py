@@ -16,7 +16,7 @@ def test_lines_join_engines_and_round_trip_json():
     ok, bad = lines["faier.truncated_geometric"], lines["faier.discrete_noisy_max"]
     assert ok.verdict.startswith("verified ε ≤") and ok.counterexample is None
     assert ok.exact_epsilon == pytest.approx(ok.claimed_epsilon)
-    assert bad.verdict.startswith("violation: exact ε =")
+    assert bad.verdict.startswith("violation (exact): exact ε =")
     assert bad.exact_epsilon > bad.claimed_epsilon and "D1=" in bad.counterexample
     back = from_json(to_json(res))
     assert back.lines == res.lines and not back.interrupted

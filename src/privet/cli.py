@@ -82,7 +82,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     p.add_argument("target", help="library name (privet list) or MODULE:NAME / FILE.py:NAME")
     p.add_argument("--input", "-x", required=True, help="the input, e.g. 1,1,1,1,1")
     p.add_argument("-n", type=int, default=100_000, help="number of outputs (default 100000)")
-    p.add_argument("--epsilon", type=float, default=None, help="override the claimed ε")
+    p.add_argument("--claimed", type=float, default=None,
+                   help="run the mechanism with this claimed ε instead of its own")
     p.add_argument("--arg", action="append", metavar="NAME=VALUE",
                    help="non-private argument (repeatable)")
     p.add_argument("--exact", action="store_true",
@@ -161,7 +162,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from .report import console, fmt_num, fmt_vec, table
     from .report.library import sample_summary, sample_table
 
-    mech = load_mechanism(args.target, epsilon=args.epsilon)
+    mech = load_mechanism(args.target, epsilon=args.claimed)
     x = parse_vector(args.input)
     extra = parse_args_kv(args.arg)
     if args.exact:

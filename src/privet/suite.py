@@ -21,7 +21,15 @@ from typing import Any
 
 from .core.errors import PrivetError
 from .core.mechanism import Mechanism
-from .core.results import SuiteLine, SuiteResult, SuiteRow
+from .core.results import (
+    SuiteLine,
+    SuiteResult,
+    SuiteRow,
+    say_certified,
+    say_exact_violation,
+    say_found,
+    say_verified,
+)
 from .core.seeds import SeedLike, as_seed
 from .core.text import fmt_value, fmt_vec
 from .execution import get_executor
@@ -77,7 +85,8 @@ def run_detect(mech: Mechanism, opt: Options) -> SuiteRow | None:
     start = time.perf_counter()
     sizes = dict(n_select=20_000, n_final=100_000) if opt.quick else {}
     res = detect(mech, seed=opt.seed, executor=opt.executor, **sizes)
-    verdict = "violation found" if res.counterexample is not None else "no violation found"
+    verdict = say_found(res.p_value) if res.counterexample is not None else \
+        "no violation found"
     return _row(mech, "detect", verdict, res.p_value, start, result=res, text=res.verdict,
                 counterexample=res.counterexample.event if res.counterexample else None)
 
@@ -116,8 +125,8 @@ def run_exact(mech: Mechanism, opt: Options) -> SuiteRow | None:
     # the BDD twin of a library mechanism when there is one (one compilation for all inputs)
     backend = "bdd" if for_mechanism(mech, length) is not None else "enumerate"
     res = exact(mech, length=length, backend=backend)
-    verdict = (f"verified ≤ claimed (n={length})" if res.verified
-               else f"exact ε > claimed (n={length})")
+    verdict = (f"verified ε ≤ claimed (length {length})" if res.verified
+               else f"violation (exact): exact ε > claimed (length {length})")
     return _row(mech, "exact", verdict, res.epsilon, start, result=res, domain=res.domain,
                 witness=res.witness)
 
@@ -133,8 +142,9 @@ def run_search(mech: Mechanism, opt: Options) -> SuiteRow | None:
     res = search(mech, iterations=2 if opt.quick else 5, seed=opt.seed, executor=opt.executor)
     bound = getattr(res, "bound", res)
     violates = bool(mech.epsilon is not None and bound.value > mech.epsilon)
-    verdict = "certified violation" if violates else "no violation found"
-    return _row(mech, "search", f"{verdict} ({bound.confidence:.0%})", bound.value, start,
+    verdict = say_certified(bound.value, bound.confidence) if violates else \
+        f"no violation found ({bound.confidence:.0%} confidence)"
+    return _row(mech, "search", verdict, bound.value, start,
                 result=bound, witness=bound.witness.event if bound.witness else None)
 
 
@@ -148,8 +158,9 @@ def run_pufferfish(mech: Mechanism, opt: Options) -> SuiteRow | None:
     inputs = [tuple(r) for r in mech.domain.inputs(length).tolist()]
     res = pufferfish(mech, inputs=inputs)
     ratio = float(res.ratio) if res.ratio else None
-    status = (f"verified to length {res.k}" if res.status == "verified" else
-              f"{res.status} at length {res.k}")
+    status = {"verified": f"verified to length {res.k}",
+              "violated": f"violation (exact) at length {res.k}"}.get(
+                  res.status, f"{res.status} at length {res.k}")
     return _row(mech, "pufferfish", f"{status} (n={length})",
                 math.log(ratio) if ratio and math.isfinite(ratio) else ratio, start,
                 result=res, text=res.describe())
@@ -232,9 +243,9 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         exact_eps, exact_domain = float(ex.epsilon), ex.domain
         if ex.verified:
             if not _was_interrupted(ex):  # an interrupted run is only a lower bound
-                verified.append(f"verified ε ≤ {claimed:.4g} ({_short_domain(ex.domain)})")
+                verified.append(say_verified(claimed, f"({_short_domain(ex.domain)})"))
         elif claimed is not None:  # a lower bound above the claim refutes it either way
-            violations.append((f"violation: exact ε = {ex.epsilon:.4g} > {claimed:.4g}",
+            violations.append((say_exact_violation(ex.epsilon, claimed),
                                f"D1={_short(ex.witness[0])}, D2={_short(ex.witness[1])}, "
                                f"output {_short(ex.witness[2])}" if len(ex.witness) == 3 else None))
     lower = conf = None
@@ -243,18 +254,17 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         lower, conf = float(bd.value), float(bd.confidence)
         if claimed is not None and bd.value > claimed:
             w = bd.witness
-            violations.append((f"violation certified: ε ≥ {bd.value:.4g} "
-                               f"({bd.confidence:.0%} confidence)",
+            violations.append((say_certified(bd.value, bd.confidence),
                                f"D1={_short(w.d1)}, D2={_short(w.d2)}, {w.event}" if w else None))
     dt = res.get("detect")
     if dt is not None and dt.counterexample is not None:
         cx = dt.counterexample
-        violations.append((f"violation found (p = {dt.p_value:.2g})",
+        violations.append((say_found(dt.p_value),
                            f"D1={_short(cx.d1)}, D2={_short(cx.d2)}, {cx.event}"))
     pf = res.get("pufferfish")
     if pf is not None:
         if pf.violated:
-            violations.append(("violation: exact Pufferfish/DP check",
+            violations.append(("violation (exact): Pufferfish/DP check",
                                "observation sequence " + " ".join(
                                    fmt_value(o) for o in pf.counterexample or ())
                                + " under " + " vs ".join(map(str, pf.pair or ()))))

@@ -56,6 +56,6 @@ def test_every_result_type_has_a_short_repr_and_a_sentence(det):
         assert s and "\n" not in s and "(" != s[0]
         assert repr(from_json(to_json(obj))) == r      # the repr survives the round trip
     assert str(objs[3]) == "m: violation (exact): exact ε = 1.386 > claimed 0.7"
-    assert str(objs[5]) == ("ex3: violated: observation sequence ~0 under secrets nc vs c "
+    assert str(objs[5]) == ("ex3: violation (exact): observation sequence ~0 under secrets nc vs c "
                             "at p = 1/2")
     assert "verdict" in objs[3].summary()

@@ -158,6 +158,80 @@ def from_json(text: str) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
+# The words of verdicts: one table, read by the terminal, HTML and JSON renderers and the
+# reports' "How to read" legend (STYLE.md). Every verdict an engine returns begins with one
+# of these words; what follows them is the evidence, written by the functions below.
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class VerdictWords:
+    """A verdict's words, its tone (``bad``: a violation, ``good``: a proof, ``neutral``:
+    nothing found, ``warn``: nothing claimed) and what it means, for the legend."""
+
+    words: str
+    tone: str
+    meaning: str
+
+
+VERDICTS: tuple[VerdictWords, ...] = (
+    VerdictWords("violation found", "bad",
+                 "a statistical counterexample: inputs D1, D2 and an output event E with "
+                 "P[M(D1) ∈ E] > e^ε · P[M(D2) ∈ E] at the test ε, tested on fresh samples; "
+                 "the p-value says how unlikely the counts are if the claim held"),
+    VerdictWords("violation certified", "bad",
+                 "ε ≥ L holds with the stated confidence (a certified lower bound from "
+                 "correlated sampling), and L is above the claimed ε"),
+    VerdictWords("violation (exact)", "bad",
+                 "exact inference or the SMT check found the counterexample with its exact "
+                 "probabilities: the claim fails on the checked domain, with certainty"),
+    VerdictWords("no violation found", "neutral",
+                 "the tests found no significant counterexample; this is not a proof of "
+                 "privacy"),
+    VerdictWords("inconclusive", "neutral",
+                 "the evidence neither rejects nor supports the claim at the chosen level"),
+    VerdictWords("verified", "good",
+                 "only from exact inference or an SMT solver, and only for the domain "
+                 "(inputs, lengths, parameters) that was checked"),
+    VerdictWords("unknown", "warn", "a solver gave up; nothing is claimed"),
+    VerdictWords("interrupted", "warn",
+                 "Ctrl-C stopped the run: what finished is shown, nothing is called verified"),
+    VerdictWords("error", "warn", "the engine could not run on this mechanism (the reason "
+                                  "follows)"),
+)
+
+
+def verdict_words(text: str) -> VerdictWords | None:
+    """The table entry a verdict begins with (None for a text that is not a verdict)."""
+    low = str(text).strip().lower()
+    for v in sorted(VERDICTS, key=lambda v: -len(v.words)):
+        if low.startswith(v.words):
+            return v
+    return None
+
+
+def verdict_tone(text: str) -> str:
+    """``bad`` / ``good`` / ``neutral`` / ``warn`` for a verdict (``neutral`` if unknown)."""
+    v = verdict_words(text)
+    return v.tone if v is not None else "neutral"
+
+
+def say_found(p: float) -> str:
+    return f"violation found ({fmt_p(p)})"
+
+
+def say_certified(value: float, confidence: float) -> str:
+    return f"violation certified: ε ≥ {fmt_num(value)} ({confidence:.0%} confidence)"
+
+
+def say_exact_violation(epsilon: float, claimed: float) -> str:
+    return f"violation (exact): exact ε = {fmt_num(epsilon)} > claimed {fmt_num(claimed)}"
+
+
+def say_verified(claimed: float, where: str) -> str:
+    return f"verified ε ≤ {fmt_num(claimed)} {where}"
+
+
+# --------------------------------------------------------------------------------------------
 # Common results
 # --------------------------------------------------------------------------------------------
 
@@ -251,7 +325,8 @@ class Bound:
     """A lower bound on epsilon: "epsilon >= value with confidence ``confidence``".
 
     ``exact`` is True when the bound was computed by exact inference (confidence 1).
-    ``witness`` holds x, x', the event and the estimated or exact probabilities.
+    ``witness`` holds D1, D2, the event and the estimated or exact probabilities.
+    ``test_epsilon`` is the ε the bound was compared with (None: the claimed ε).
     """
 
     mechanism: str
@@ -264,23 +339,39 @@ class Bound:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    test_epsilon: float | None = None
+
+    @property
+    def compared_with(self) -> float | None:
+        """The ε the verdict is about: the test ε when one was given, else the claimed ε."""
+        return self.test_epsilon if self.test_epsilon is not None else self.claimed_epsilon
 
     @property
     def violates(self) -> bool:
-        return self.claimed_epsilon is not None and self.value > self.claimed_epsilon
+        return self.compared_with is not None and self.value > self.compared_with
 
     def _shown(self) -> list:
         return [("mechanism", self.mechanism), ("lower_bound", self.value),
                 ("confidence", "exact" if self.exact else self.confidence),
                 ("claimed_epsilon", self.claimed_epsilon), ("violates", self.violates)]
 
+    def describe(self) -> str:
+        """The verdict, in the words of the table: the engine's own (``details["verdict"]``,
+        which may add why a bound looks unbounded) or one built from the fields."""
+        if self.details.get("verdict"):
+            return str(self.details["verdict"])
+        how = "exact" if self.exact else f"{self.confidence:.0%} confidence"
+        bound = f"ε ≥ {fmt_num(self.value)} ({how})"
+        if self.compared_with is None:
+            return bound
+        if not self.violates:
+            which = "test" if self.test_epsilon is not None else "claimed"
+            return (f"no violation found: {bound}, not above the {which} ε = "
+                    f"{fmt_num(self.compared_with)}")
+        return ("violation (exact): " if self.exact else "violation certified: ") + bound
+
     def __str__(self) -> str:
-        how = "exact" if self.exact else f"confidence {self.confidence:.0%}"
-        head = f"{self.mechanism}: ε ≥ {fmt_num(self.value)} ({how})"
-        if self.claimed_epsilon is None:
-            return head
-        word = "violation certified" if self.violates else "no violation found"
-        return f"{head}; claimed ε = {fmt_num(self.claimed_epsilon)}: {word}"
+        return f"{self.mechanism}: {self.describe()}"
 
 
 @result_type
@@ -318,10 +409,9 @@ class ExactBound:
             return f"interrupted: exact ε ≥ {eps} from the triples checked (a lower bound)"
         if self.claimed_epsilon is None:
             return f"exact ε = {eps} on the checked domain"
-        claimed = fmt_num(self.claimed_epsilon)
         if self.verified:
-            return f"verified ε ≤ {claimed} on the checked domain (exact ε = {eps})"
-        return f"violation (exact): exact ε = {eps} > claimed {claimed}"
+            return say_verified(self.claimed_epsilon, f"on the checked domain (exact ε = {eps})")
+        return say_exact_violation(self.epsilon, self.claimed_epsilon)
 
     def _shown(self) -> list:
         w = list(self.witness) + [None, None, None]
@@ -640,8 +730,8 @@ class PufferfishVerdict:
             at = ", ".join(f"{k} = {fmt_num(v)}" for k, v in self.parameters.items())
             seq = " ".join(fmt_value(o) for o in (self.counterexample or ()))
             pair = " vs ".join(str(s) for s in (self.pair or ()))
-            return (f"violated: observation sequence {seq or '(empty)'} under secrets {pair}"
-                    + (f" at {at}" if at else ""))
+            return (f"violation (exact): observation sequence {seq or '(empty)'} under "
+                    f"secrets {pair}" + (f" at {at}" if at else ""))
         return f"unknown at length {self.k}: {self.message}"
 
 

@@ -29,6 +29,7 @@ from ..core.errors import advice, check_epsilon
 from ..core.mechanism import as_mechanism
 from ..core.results import Counterexample, DetectResult, PValueCurve
 from ..core.seeds import SeedLike, as_seed
+from ..core.text import fmt_num
 from ..stats.hypothesis import pvalues as _pvalues
 from .engine import Session, open_session, run_curve, test_point, verdict_text
 from .space import NoEventError
@@ -65,9 +66,9 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
     rejected = [x for x, p in zip(e, ps) if p < session.alpha]
     lb = max(rejected) if rejected else None
     if claimed is not None and lb is not None and lb >= claimed:
-        verdict = f"violation found: epsilon > {lb:g} (claimed {claimed:g})"
+        verdict = f"violation found: ε > {fmt_num(lb)}, the claimed ε is {fmt_num(claimed)}"
     elif lb is not None:
-        verdict = f"no violation found at the claimed epsilon; epsilon > {lb:g}"
+        verdict = f"no violation found at the claimed ε; ε > {fmt_num(lb)}"
     else:
         verdict = "no violation found"
     per_point.extend(secs)

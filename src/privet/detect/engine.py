@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.errors import InputError, MechanismError, PrivetError, advice, check_epsilon
 from ..core.mechanism import Mechanism, as_mechanism
-from ..core.results import Counterexample
+from ..core.results import Counterexample, say_found
 from ..core.seeds import as_seed
 from ..execution import Reduced, get_executor, map_reduce
 from ..execution.progress import progress_bar
@@ -476,7 +476,8 @@ def _show(x: np.ndarray) -> str:
 
 
 def verdict_text(p: float, alpha: float) -> str:
-    return f"violation found (p = {p:.3g})" if p < alpha else "no violation found"
+    """The verdict in the words of the table in :mod:`privet.core.results`."""
+    return say_found(p) if p < alpha else "no violation found"
 
 
 def test_point(session: Session, epsilon: float, max_candidates: int) -> tuple[Counterexample,

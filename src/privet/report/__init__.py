@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ..core.results import to_json
+from ..core.results import to_json, verdict_tone
 from ..core.text import fmt_num, fmt_p, fmt_pvalue, fmt_vec
 from .layout import Col, Fit, kv
 
@@ -38,18 +38,13 @@ def table(title: str | None, columns: Sequence[str | Col], rows: Iterable[Sequen
                                 for r in rows], **kw)
 
 
+TONE_STYLES = {"bad": "red", "good": "green", "warn": "yellow", "neutral": ""}
+
+
 def verdict_text(verdict: str) -> Text:
-    """A verdict colored by what it claims: red violation, green verified, amber unknown."""
-    t = verdict.lower()
-    if t.startswith(("error", "unknown", "interrupted")):
-        style = "yellow"
-    elif t.startswith("violat"):
-        style = "red"
-    elif t.startswith("verified"):
-        style = "green"
-    else:
-        style = ""
-    return Text(verdict, style=style)
+    """A verdict colored by the tone of its words (the table in ``core.results``): red
+    violation, green verified, amber unknown/interrupted, plain otherwise."""
+    return Text(verdict, style=TONE_STYLES[verdict_tone(verdict)])
 
 
 def show_progress(args: Any) -> bool:

@@ -158,9 +158,9 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     if not any(a.dest == "target" for a in p._actions):
         p.add_argument("target", help="library name (statdp.svt) or MODULE:NAME / file.py:NAME")
     p.add_argument("--epsilon", type=float, default=None,
-                   help="test epsilon (default: the mechanism's claimed epsilon)")
+                   help="test ε: the ε the test checks (default: the mechanism's claimed ε)")
     p.add_argument("--claimed", type=float, default=None,
-                   help="run the mechanism with this claimed epsilon instead of its own")
+                   help="run the mechanism with this claimed ε instead of its own")
     p.add_argument("--test-epsilons", type=_epsilons, default=None, metavar="A:B:K",
                    help="also compute the p-value curve at K test epsilons from A to B")
     p.add_argument("--plot", default=None, metavar="FILE",

@@ -35,7 +35,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..core.results import to_json
+from ..core.results import VERDICTS, to_json, verdict_tone
 from ..core.text import fmt_num, fmt_pvalue, fmt_value, fmt_vec
 
 MAX_ROWS = 50
@@ -102,18 +102,9 @@ def _seed(seed: Any) -> str:
 
 
 def verdict_class(text: str) -> str:
-    """CSS class of a verdict: violation red, verified green, no violation grey, else amber."""
-    t = str(text).lower().strip()
-    if t.startswith(("unknown", "error", "stopped", "interrupted")):
-        return "warn"
-    if t.startswith(("no violation", "no completion")) or \
-            ("no violation" in t and not t.startswith("violation")):
-        return "neutral"
-    if "violat" in t or t.startswith("exact ε >") or "> claimed" in t:
-        return "bad"
-    if t.startswith(("verified", "found", "passed")):
-        return "good"
-    return "neutral"
+    """CSS class of a verdict, from the table of verdict words in ``core.results``:
+    violations red (``bad``), proofs green (``good``), nothing found grey, else amber."""
+    return verdict_tone(text)
 
 
 def badge(text: str, cls: str | None = None) -> str:
@@ -542,21 +533,10 @@ def render_detect(res: Any) -> str:
     return _section("".join(out))
 
 
-def _bound_verdict(b: Any) -> str:
-    text = (b.details or {}).get("verdict")
-    if text:
-        return str(text)
-    head = f"ε ≥ {_fmt(b.value)} " + ("(exact)" if b.exact else
-                                       f"with confidence {b.confidence:g}")
-    if b.claimed_epsilon is not None and b.value > b.claimed_epsilon:
-        return head + "; violation found"
-    return head + "; no violation found"
-
-
 def render_bound(b: Any) -> str:
     """A (certified) lower bound on ε, its witness and the ε chart."""
     known = _known_epsilon(b.mechanism, b.claimed_epsilon)
-    verdict = _bound_verdict(b)
+    verdict = b.describe()
     cls = "bad" if (b.claimed_epsilon is not None and b.value > b.claimed_epsilon) else \
         "neutral"
     out = [f"<h3>lower bound on ε: {esc(b.mechanism)}</h3>", f"<p>{badge(verdict, cls)}</p>",
@@ -845,22 +825,17 @@ def repr_html(obj: Any) -> str:
     return f'<div class="privet"><style>{CSS}</style>{to_html(obj)}</div>'
 
 
-LEGEND = """
-<div class="legend"><b>How to read this report.</b>
-<ul>
-<li><span class="verdict bad">violation found</span> — a statistical counterexample: inputs
-D1, D2 and an output event E with P(M(D1) ∈ E) &gt; e<sup>ε</sup> P(M(D2) ∈ E), tested on
-fresh samples; the p-value says how unlikely the counts are if the claim held. An exact
-violation gives the exact probabilities instead.</li>
-<li><span class="verdict neutral">no violation found</span> — the search found no significant
-counterexample. This is <b>not</b> a proof of privacy.</li>
-<li><span class="verdict good">verified</span> — only from exact inference or an SMT solver,
-and only for the stated domain (inputs, lengths, parameters) that was checked.</li>
-<li>Certified lower bounds (ε ≥ value) hold with the stated confidence; exact ε is the tight
-value on the checked domain; "known ε" is the value the literature gives.</li>
-<li><span class="verdict warn">unknown</span> — a solver gave up; nothing is claimed.</li>
-</ul></div>
-"""
+def legend() -> str:
+    """"How to read this report": every verdict of the table in ``core.results``, then the
+    figures."""
+    items = "".join(f'<li><span class="verdict {v.tone}">{esc(v.words)}</span> — '
+                    f"{esc(v.meaning)}.</li>" for v in VERDICTS)
+    figures = ("<li>ε ≥ L: a certified lower bound, holding with the stated confidence; "
+               "exact ε: the tight value on the checked domain; claimed ε: what the "
+               "mechanism states; test ε: the ε a test was run at; known ε: the value the "
+               "literature gives.</li>")
+    return (f'<div class="legend"><b>How to read this report.</b><ul>{items}{figures}'
+            "</ul></div>")
 
 
 def page(title: str, body: str) -> str:
@@ -873,7 +848,7 @@ def page(title: str, body: str) -> str:
             f"<title>{esc(title)}</title>\n<style>{CSS}\nbody{{margin:1.5em auto;"
             "max-width:96em;padding:0 1em}</style>\n</head>\n<body class=\"privet\">\n"
             f"<h1>{esc(title)}</h1>\n<p class=\"meta\">privet {esc(__version__)} · "
-            f"{esc(now)}</p>\n{LEGEND}\n{body}\n</body>\n</html>\n")
+            f"{esc(now)}</p>\n{legend()}\n{body}\n</body>\n</html>\n")
 
 
 def write_html(path: str | Path, objs: Any, title: str | None = None) -> Path:

@@ -72,7 +72,9 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                    "name or MODULE:NAME), checked for DP through its HMM")
     p.add_argument("--length", type=int, default=None,
                    help="input length of a mechanism whose domain leaves it open")
-    p.add_argument("--epsilon", default=None, help="budget, e.g. 0.7 or 'ln(2)'")
+    p.add_argument("--epsilon", default=None,
+                   help="test ε: the privacy budget checked, e.g. 0.7 or 'ln(2)' (default: "
+                        "the scenario's, or the mechanism's claimed ε)")
     p.add_argument("--k-max", type=int, default=None,
                    help="longest observation sequence to check (default: the scenario's)")
     p.add_argument("--timeout", type=float, default=60.0,

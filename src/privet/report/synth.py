@@ -121,8 +121,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "import sketch).")
     p.add_argument("target", help="kolahal.<name>, MODULE:SKETCH or path/file.py:SKETCH")
     p.add_argument("--epsilon", type=float, default=None,
-                   help="the ε the completed mechanism must satisfy (default: the ε the "
-                        "sketch declares)")
+                   help="test ε: the ε the completed mechanism must satisfy (default: the "
+                        "ε the sketch declares)")
     p.add_argument("--top", type=int, default=None,
                    help="candidates to verify (default 5 x #holes)")
     p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto",

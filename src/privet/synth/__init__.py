@@ -23,8 +23,16 @@ from typing import Any
 
 from ..core.errors import PrivetError, check_epsilon
 from ..core.mechanism import Mechanism
-from ..core.results import Completion, Counterexample, SynthResult
+from ..core.results import (
+    Completion,
+    Counterexample,
+    SynthResult,
+    say_exact_violation,
+    say_found,
+    say_verified,
+)
 from ..core.seeds import SeedLike, as_seed
+from ..core.text import fmt_num, fmt_p
 from ..execution import Borrowed, get_executor
 from .examples import (
     Example,
@@ -90,16 +98,18 @@ def _spec(event) -> dict | None:
 
 
 def _verdict(v: Verification, eps: float) -> str:
+    """The verdict in the words of the table in :mod:`privet.core.results`."""
     if v.method == "exact":
         e = v.exact_epsilon
         if v.passed:
-            return f"verified: exact ε = {e:.4g} ≤ {eps:g} on the checked pairs"
-        return "violation: exact ε exceeds the target on the checked pairs"
+            return say_verified(eps, f"on the checked pairs (exact ε = {fmt_num(e)})")
+        return (say_exact_violation(e, eps) if e is not None else
+                "violation (exact): exact ε exceeds the target on the checked pairs")
     if v.passed:
-        return f"no violation found (p = {v.p_value:.3g})"
+        return f"no violation found ({fmt_p(v.p_value)})"
     if v.method == "examples":
-        return f"violation found at an example (p = {min(1.0, v.p_value):.3g}, corrected)"
-    return f"violation found (p = {v.p_value:.3g})"
+        return f"violation found at an example ({fmt_p(min(1.0, v.p_value))}, corrected)"
+    return say_found(v.p_value)
 
 
 def synth(
