@@ -18,7 +18,7 @@ from typing import Any
 from .core.errors import PrivetError
 from .report.options import add_common_options
 
-ENGINE_COMMANDS = ("detect", "search", "exact", "pufferfish", "synth")
+ENGINE_COMMANDS = ("detect", "search", "exact", "pufferfish", "synth", "floats")
 SAMPLING_COMMANDS = ("detect", "search", "synth", "sample", "suite")  # these take --executor
 
 
