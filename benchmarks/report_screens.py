@@ -99,6 +99,8 @@ def screenshot(exe: str, page: Path, png: Path, width: int, height: int) -> None
 
 def reports(quick: bool) -> dict[str, list]:
     """One list of results per report kind, from small seeded runs."""
+    import numpy as np
+
     import privet
     from privet import mechanisms
     from privet.exact import accuracy
@@ -125,6 +127,14 @@ def reports(quick: bool) -> dict[str, list]:
     out["synth-none"] = [privet.synth("kolahal.histogram", seed=3,
                                       grammar=Grammar(coefficients=(0.25,), factors=(),
                                                       bottom=True), **sizes)]
+    from privet import floats
+
+    out["floats-porosity"] = [floats.porosity(get("floats.laplace"), [0.0], [1.0], n=500,
+                                              seed=5, first=True)]
+    agg = mechanisms.floats.aggregate(get("floats.int32_sum"))
+    out["floats-sensitivity"] = [floats.sum_sensitivity(agg, bounds=(0, 2 ** 30), length=8,
+                                                        dtype=np.int64, batched=True,
+                                                        iterations=20)]
     only = ["statdp.noisy_max_v1b", "statdp.isvt3", "dpfinder.above_threshold",
             "wmc.randomized_response", "faier.discrete_noisy_max", "statdp.histogram"]
     out["suite"] = [privet.suite(only=only, quick=True, seed=0)]

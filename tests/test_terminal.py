@@ -98,6 +98,21 @@ def puff():
 
 
 @pytest.fixture(scope="module")
+def float_results():
+    """A porosity witness (ε = ∞, 17-digit doubles) and a float-sum sensitivity finding."""
+    import numpy as np
+
+    from privet import floats
+
+    poro = floats.porosity(mechanisms.get("floats.laplace"), [0.0], [1.0], n=200, seed=5,
+                           first=True)
+    agg = mechanisms.floats.aggregate(mechanisms.get("floats.int32_sum"))
+    sens = floats.sum_sensitivity(agg, bounds=(0, 2 ** 30), length=8, dtype=np.int64,
+                                  batched=True, iterations=20)
+    return poro, sens
+
+
+@pytest.fixture(scope="module")
 def synth_result(det):
     ok = Completion(exprs=("1/ε",), rank=1, preliminary_rank=1, passed=True,
                     verdict="no violation found (p = 0.844)", method="detect", p_value=0.844,
@@ -144,9 +159,9 @@ def suites(det, float_bound, ex, puff):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_every_result_fits_without_splitting_numbers_or_verdicts(
-        width, det, float_bound, ex, acc, puff, synth_result, suites):
+        width, det, float_bound, ex, acc, puff, synth_result, suites, float_results):
     for obj in (*suites, det, det.curve, det.counterexample, float_bound, ex, acc, puff,
-                synth_result):
+                synth_result, *float_results):
         assert_fits_unsplit(render_any(obj), width)
 
 

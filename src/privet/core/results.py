@@ -765,14 +765,23 @@ class FloatWitness:
     uniform: float | None = None
     candidates: int = 0
 
+    def _shown(self) -> list:
+        return [("D1", self.d1), ("D2", self.d2), ("value", self.value_hex),
+                ("reason", self.reason), ("seed", self.seed), ("index", self.index)]
+
+    def __str__(self) -> str:
+        return (f"M(D2) outputs {self.value_hex} and M(D1) cannot ({self.reason}); D1 = "
+                f"{_vec(self.d1)}, D2 = {_vec(self.d2)}")
+
 
 @result_type
 @dataclass(frozen=True)
 class PorosityResult:
     """``privet.floats.porosity``: which outputs of ``M(D2)`` ``M(D1)`` can produce, exactly.
 
-    ``verdict`` is "violation found (exact): ε = ∞" when some sampled output of one input
-    is provably unreachable from the other (``witness``), else "no porosity found". Counts
+    ``verdict`` is "violation (exact): ε = ∞" when some sampled output of one input
+    is provably unreachable from the other (``witness``), else "no violation found: no
+    porosity …". Counts
     are over sampled outputs (with multiplicity), both directions: ``reachable`` (a witness
     word or a sighting), ``unreachable`` (proved), ``undecided``. ``delta_lower`` is a
     Clopper-Pearson lower bound (at ``confidence``) on the probability that an output of
@@ -808,6 +817,14 @@ class PorosityResult:
     @property
     def violation(self) -> bool:
         return self.witness is not None
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("verdict", _head(self.verdict)),
+                ("checked", self.checked), ("unreachable", self.unreachable),
+                ("undecided", self.undecided), ("D1", self.d1), ("D2", self.d2)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.verdict}"
 
 
 @result_type
@@ -851,4 +868,12 @@ class SensitivityResult:
         certified = (self.detect is not None and self.detect.counterexample is not None) or \
             (self.bound is not None and self.bound.violates)
         return bool(self.exceeds and certified)
+
+    def _shown(self) -> list:
+        return [("aggregate", self.aggregate), ("exceeds", self.exceeds),
+                ("declared", self.declared), ("difference", self.difference),
+                ("violation", self.violation)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism or self.aggregate}: {self.verdict}"
 # === end floats results ===
