@@ -26,7 +26,6 @@ from privet.core.results import (
     from_json,
     to_json,
 )
-from privet.exact import accuracy
 from privet.report import html as H
 
 FORBIDDEN = ("http://", "https://", "//cdn", "<script src", "<link", "@import")
@@ -53,16 +52,6 @@ def det_discrete():
     """A categorical event (iSVT1's Hamming distance)."""
     return privet.detect(mechanisms.get("statdp.isvt1"), n_select=5_000, n_final=20_000,
                          seed=1)
-
-
-@pytest.fixture(scope="module")
-def ex():
-    return privet.exact(mechanisms.get("wmc.randomized_response"), length=2, fractions=True)
-
-
-@pytest.fixture(scope="module")
-def acc():
-    return accuracy(mechanisms.get("wmc.rr_count"), 1, length=2, fractions=True)
 
 
 @pytest.fixture(scope="module")

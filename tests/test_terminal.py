@@ -15,7 +15,6 @@ import privet
 from privet import mechanisms
 from privet.core.results import Bound, Completion, Counterexample, SuiteResult, SynthResult
 from privet.core.text import fmt_num, fmt_p, fmt_vec, plain
-from privet.exact import accuracy
 from privet.report import render_any
 from privet.report.layout import allocate
 from privet.suite import summarize
@@ -80,16 +79,6 @@ def float_bound(det):
                                      "start_estimate": 0.004778, "surrogate": 0.15513,
                                      "estimate": 0.147123, "n": 131_072, "evaluations": 231,
                                      "seconds": 3.35, "event": "ω = [0, 0, 1, 0]"}]})
-
-
-@pytest.fixture(scope="module")
-def ex():
-    return privet.exact(mechanisms.get("wmc.randomized_response"), length=2, fractions=True)
-
-
-@pytest.fixture(scope="module")
-def acc():
-    return accuracy(mechanisms.get("wmc.rr_count"), 1, length=2, fractions=True)
 
 
 @pytest.fixture(scope="module")
