@@ -662,7 +662,8 @@ def render_pufferfish(v: Any) -> str:
         text = v.describe()
     except Exception:  # pragma: no cover
         text = v.status
-    rows = [("status", badge(v.status, cls)), ("ε", esc(v.epsilon_text or f"{v.epsilon:g}")),
+    rows = [("status", f"<code>{esc(v.status)}</code>"),
+            ("ε", esc(v.epsilon_text or f"{v.epsilon:g}")),
             ("sequence length k", esc(v.k)), ("solver", esc(v.solver))]
     if v.counterexample is not None:
         rows.append(("observation sequence",
