@@ -17,9 +17,14 @@ and importable from this package)::
     delta_for(target, epsilon, *, inputs=None, pairs=None, backend="auto", fractions=False,
               args=None, cap=..., input_cap=..., progress=False) -> ExactBound
 
-``target`` is a native privet Mechanism with finite discrete noise (backend "enumerate")
-or a BDD-language :class:`~privet.exact.bdd.Program` (backend "bdd": compile once with
-symbolic inputs; "bdd-fixed": one compilation per input). ``pairs`` is ``None``
+``target`` is a native privet Mechanism with finite discrete noise or a BDD-language
+:class:`~privet.exact.bdd.Program`. A mechanism runs on Enumerate ("enumerate") or is
+compiled to a BDD by the Compile interpreter (:mod:`privet.exact.compile`): "bdd" compiles
+once with a symbolic input, "bdd-fixed" once per input; an output that is a sum of
+independent parts is convolved instead ("counting", :mod:`privet.exact.counting`). "auto"
+(the default) picks by estimated cost (:func:`privet.exact.backend.choose_backend`) and
+``details["backend_choice"]`` says why. ``distributions(mech, inputs)`` gives the exact
+output distribution of every input from one compilation. ``pairs`` is ``None``
 (exhaustive: every neighbor pair of the input grid x every output), a list of ``(x, x')``
 pairs (every output), a privacy set of ``(x, x', y)`` triples (Def. 4), or ``"rr"`` for the
 randomized-response set of Eqs. (7)-(8).
@@ -53,7 +58,9 @@ from .algorithms import (
     make_target,
     neighbor_pairs,
 )
+from .backend import choose_backend
 from .bdd import Compiled, Program, compile_program, program
+from .compile import CompileError, as_program, compile_mechanism, distributions
 
 
 def _as_float(v: Any) -> float:
@@ -85,7 +92,7 @@ def _domain_text(target: Target, xs: np.ndarray | None, restricted: str | None) 
     return f"{n:,} inputs ({whole}); neighbors: {target.neighbors.describe()}"
 
 
-def _target_n(target: Target) -> int:
+def _target_n(target: Any) -> int:
     obj = target.obj
     if isinstance(obj, Program):
         return obj.length
@@ -95,6 +102,22 @@ def _target_n(target: Target) -> int:
         return obj.domain.length
     raise InputError("the randomized-response sets need the input length: give "
                      + advice("length=n", "--length N") + ".")
+
+
+class _length_only:
+    """What the built-in sets need to know about a target before its backend is chosen."""
+
+    def __init__(self, obj: Any, length: int | None):
+        self.obj, self.length = obj, length
+
+
+def _count_inputs(inputs: Sequence | None, pairs: Sequence | None) -> int | None:
+    """How many distinct inputs a call will run inference on (None: the whole domain)."""
+    if pairs is not None:
+        return len({_norm(x) for pr in pairs for x in pr[:2]})
+    if inputs is not None:
+        return len(inputs)
+    return None
 
 
 BUILTIN_SETS = {
@@ -142,16 +165,20 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
     e^epsilon is an exact Fraction and ``details['closed_form']`` reads ``ln(p/q)``.
     """
     start = time.perf_counter()
-    t = make_target(target, backend, fractions, args, cap, length)
     restricted = None
     details: dict[str, Any] = {}
     xs = None
     if isinstance(pairs, str):
-        pairs, restricted = _builtin_set(pairs, t, "privacy")
+        pairs, restricted = _builtin_set(pairs, _length_only(target, length), "privacy")
     if pairs is not None:
         pairs = list(pairs)
         if not pairs:
             raise InputError("the privacy set is empty.")
+    if inputs is not None and not isinstance(inputs, str):
+        inputs = list(inputs)
+    t = make_target(target, backend, fractions, args, cap, length,
+                    n_inputs=_count_inputs(inputs, pairs))
+    details["backend_choice"] = t.choice
     if pairs is not None and len(pairs[0]) == 3:
         if inputs is not None:
             sets.check_covers(pairs, inputs)
@@ -306,16 +333,20 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     start = time.perf_counter()
     if not alpha >= 0:
         raise ParameterError(f"alpha must be a number >= 0, got {alpha!r}.")
-    t = make_target(target, backend, fractions, args, cap, length)
     label = None
     if isinstance(inputs, str):
-        inputs, label = _builtin_set(inputs, t, "accuracy")
+        inputs, label = _builtin_set(inputs, _length_only(target, length), "accuracy")
+    elif inputs is not None:
+        inputs = list(inputs)
+    t = make_target(target, backend, fractions, args, cap, length,
+                    n_inputs=_count_inputs(inputs, None))
     xs = input_grid(t, inputs, input_cap)
     if truth is None:
         truth = getattr(t.obj, "truth", None) or (lambda x: int(np.sum(x)))
-    res = exact_acc(t, float(alpha), xs, truth)
+    res = exact_acc(t, float(alpha), xs, truth, keep=max(1, int(top_k)))
     details: dict[str, Any] = {"inference_size": res.inference_size,
-                               "solver_runs": t.solver_runs, "inputs": len(xs)}
+                               "solver_runs": t.solver_runs, "inputs": len(xs),
+                               "backend_choice": t.choice}
     if t.compiled is not None:
         details["bdd_size"] = t.compiled.size
         details["compile_seconds"] = t.compile_seconds
@@ -340,9 +371,12 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     """
     start = time.perf_counter()
     check_epsilon(epsilon)
-    t = make_target(target, backend, fractions, args, cap, length)
+    pairs = None if pairs is None else list(pairs)
+    inputs = None if inputs is None else list(inputs)
+    t = make_target(target, backend, fractions, args, cap, length,
+                    n_inputs=_count_inputs(inputs, pairs))
     if pairs is not None:
-        xs, I, J = _pair_grid(t, list(pairs), input_cap)
+        xs, I, J = _pair_grid(t, pairs, input_cap)
     else:
         xs = input_grid(t, inputs, input_cap)
         I, J = neighbor_pairs(t.neighbors, xs)
@@ -350,7 +384,7 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
         raise PrivetError("no two checked inputs are neighbors.")
     table = inference_dense(t, xs, progress)
     d, i, j = hockey_stick_dense(table, I, J, float(epsilon))
-    details: dict[str, Any] = {"pairs": len(I), "inputs": len(xs)}
+    details: dict[str, Any] = {"pairs": len(I), "inputs": len(xs), "backend_choice": t.choice}
     if t.compiled is not None:
         details["bdd_size"] = t.compiled.size
     return ExactBound(
@@ -368,8 +402,11 @@ exact.program = program              # type: ignore[attr-defined]
 exact.programs = programs            # type: ignore[attr-defined]
 exact.sets = sets                    # type: ignore[attr-defined]
 exact.closed_form = closed_form      # type: ignore[attr-defined]
+exact.distributions = distributions  # type: ignore[attr-defined]
+exact.choose_backend = choose_backend  # type: ignore[attr-defined]
 
 __all__ = [
-    "Compiled", "Program", "accuracy", "closed_form", "compile_program", "delta_for", "exact",
-    "program", "programs", "sets",
+    "CompileError", "Compiled", "Program", "accuracy", "as_program", "choose_backend",
+    "closed_form", "compile_mechanism", "compile_program", "delta_for", "distributions",
+    "exact", "program", "programs", "sets",
 ]

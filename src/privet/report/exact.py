@@ -53,8 +53,8 @@ def render_bound(b: ExactBound) -> Fit:
     if "triples" in d:
         rows.append(["privacy set", f"{d.get('set', '')}: {d['triples']:,} triples, "
                                     f"{d.get('pairs', 0):,} input pairs"])
-    rows.append(["backend", b.backend + (f", BDD size {d['bdd_size']:,} nodes"
-                                         if "bdd_size" in d else "")])
+    rows.append(["backend", d.get("backend_choice") or (
+        b.backend + (f", BDD size {d['bdd_size']:,} nodes" if "bdd_size" in d else ""))])
     if b.seconds is not None:
         rows.append(["time", f"{b.seconds:.3f} s"])
     return kv(title, rows)
@@ -64,7 +64,7 @@ def render_accuracy(a: AccuracyBound) -> Fit:
     """The tight (α, β)-accuracy with its top-k worst inputs (WMC Table IV)."""
     rows = [[str(r), fmt_vec(list(x)), _num(v)] for r, (x, v) in enumerate(a.top_k, 1)]
     note = (f"tight 1 − β = {_num(a.one_minus_beta)} at {fmt_vec(list(a.worst_input))}; "
-            f"checked {a.domain}; backend {a.backend}"
+            f"checked {a.domain}; backend {a.details.get('backend_choice') or a.backend}"
             + (f", BDD size {a.details['bdd_size']:,}" if "bdd_size" in a.details else "")
             + (f"; {a.seconds:.3f} s" if a.seconds is not None else ""))
     return table(f"privet exact: ({fmt_num(a.alpha)}, β)-accuracy of {a.mechanism}: "

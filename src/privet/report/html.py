@@ -580,7 +580,8 @@ def render_exact(e: Any) -> str:
                 '<span class="note">exact p/q with --fractions (fractions=True)</span>'),
                ("claimed ε", _num(claimed)), ("known ε", _num(known)),
                ("worst case", f"D1 = {_vec(x)}, D2 = {_vec(x2)}, output {_vec(y)}"),
-               ("checked domain", esc(e.domain)), ("backend", esc(e.backend)),
+               ("checked domain", esc(e.domain)),
+               ("backend", esc(e.details.get("backend_choice") or e.backend)),
                ("seconds", _num(e.seconds, 3)),
            ])]
     if e.delta is None:
@@ -644,7 +645,8 @@ def render_accuracy(a: Any) -> str:
            kv_table([("α", esc(f"{a.alpha:g}")),
                      ("1 − β", _prob_cell(omb) if isinstance(omb, Fraction) else _num(omb, 6)),
                      ("worst input", _vec(list(a.worst_input))),
-                     ("checked domain", esc(a.domain)), ("backend", esc(a.backend)),
+                     ("checked domain", esc(a.domain)),
+                     ("backend", esc(a.details.get("backend_choice") or a.backend)),
                      ("seconds", _num(a.seconds, 3))])]
     if a.top_k:
         rows = [[_vec(list(x)), _prob_cell(v) if isinstance(v, Fraction) else _num(v, 6)]

@@ -59,9 +59,14 @@ def region_table(result: SynthResult) -> Fit:
              "(" + ", ".join("⊥" if v == 0 else fmt_num(v, 3) for v in s["best"]) + ")",
              fmt_num(s["max_loss"], 3), fmt_num(s["objective"], 3)]
             for s in r.get("supports", [])]
+    boundary = r.get("boundary") or []
+    notes = [f"{len(boundary)} boundary points (max L = e^ε): " + ", ".join(
+        "(" + ", ".join("⊥" if v == 0 else fmt_num(v, 3) for v in p) + ")"
+        for p in boundary)] if boundary else []
     return table(f"noise region at γ (target loss e^ε = {fmt_num(r.get('target_loss', 0), 3)}, "
                  f"{r.get('evaluations', 0)} evaluations)",
-                 ["support", "best c", Col("max L", "right"), Col("objective", "right")], rows)
+                 ["support", "best c", Col("max L", "right"), Col("objective", "right")], rows,
+                 notes=notes)
 
 
 def rejected_table(result: SynthResult) -> Fit:
@@ -96,8 +101,11 @@ def render(result: SynthResult) -> Any:
         else:
             where = "not among the passing completions"
         parts.append(Text(f"textbook {tb}: {where}"))
+    verified = result.details.get("verified")
     parts.append(Text(f"{result.n_candidates} of {result.grammar_size} grammar vectors in the "
-                      f"region's neighborhood; {len(result.examples)} examples"))
+                      f"region's neighborhood; {len(result.examples)} examples"
+                      + (f"; {verified} candidates verified (top band: "
+                         f"{result.details.get('band')})" if verified is not None else "")))
     parts.append(completions_table(result))
     if best is None:
         parts.append(rejected_table(result))
@@ -119,12 +127,14 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "completions. TARGET is a library sketch (e.g. kolahal.svt) or "
                     "MODULE:NAME / path/to/file.py:NAME of a sketch (from privet.synth "
                     "import sketch).")
-    p.add_argument("target", help="kolahal.<name>, MODULE:SKETCH or path/file.py:SKETCH")
+    p.add_argument("target", help="kolahal.<name>, textbook.<name>, MODULE:SKETCH or "
+                                  "path/file.py:SKETCH")
     p.add_argument("--epsilon", type=float, default=None,
                    help="test ε: the ε the completed mechanism must satisfy (default: the "
                         "ε the sketch declares)")
     p.add_argument("--top", type=int, default=None,
-                   help="candidates to verify (default 5 x #holes)")
+                   help="verify at least this many candidates (default 5 x #holes; the "
+                        "top tightness/magnitude band may add more)")
     p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto",
                    help="how candidates are tested: privet's small internal tester, "
                         "privet.detect, or auto (internal while searching, detect for the "
