@@ -153,6 +153,7 @@ def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
         return t
     if isinstance(obj, Mechanism):
         obj.require("enumerate", "privet.exact")
+        _require_discrete_noise(obj, length, args)
         resolved = obj.resolve_args(args) if args else dict(obj.args)
         if backend != "enumerate":
             from .backend import choose_backend
@@ -173,7 +174,7 @@ def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
                               choice=choice.reason)
             if backend != "auto":
                 raise InputError(f"the BDD backend needs the input length of {obj.name!r}: "
-                                 "give length=n.")
+                                 "give " + advice("length=n", "--length N") + ".")
         return Target(obj, "enumerate", fractions, dict(resolved), cap, length=length,
                       choice="enumerate (asked for)" if backend == "enumerate" else "")
     raise PrivetError(f"privet.exact needs a privet mechanism or a BDD program, got {obj!r}.")
@@ -190,19 +191,21 @@ def _domain_count(mech: Mechanism, n: int) -> int:
 # Input domains and neighbor pairs
 # ------------------------------------------------------------------------------------------
 
-def _require_discrete_noise(target: Target, length: int | None) -> None:
-    """Say first when the noise is continuous: no input domain or length would help then."""
-    obj = target.obj
-    dom = obj.domain
+def _require_discrete_noise(mech: Mechanism, length: int | None,
+                            args: Mapping[str, Any] | None) -> None:
+    """Say first when the noise is continuous: no input domain or length would help then
+    (one probe run of the mechanism lists its draws, as the backend choice does)."""
+    from .backend import grid_size
+
+    dom = mech.domain
     n = length if isinstance(length, int) else (
         dom.length if isinstance(dom.length, int) else
         (dom.length[0] if isinstance(dom.length, tuple) else 1))
-    value = min(max(0.0, dom.low), dom.high)
     try:
-        obj.distribution([value] * max(int(n), 1), args=target.args, cap=target.cap)
+        grid_size(mech, max(int(n), 1), args)
     except NotEnumerableError as err:
         raise NotEnumerableError(
-            f"mechanism {obj.name!r} draws noise that exact inference cannot enumerate "
+            f"mechanism {mech.name!r} draws noise that exact inference cannot enumerate "
             f"({str(err).rstrip('.')}): exact and pufferfish need discrete noise with "
             "finitely many outcomes; test it with "
             + advice("privet.detect or privet.search", "privet detect or privet search")
@@ -233,7 +236,6 @@ def input_grid(target: Target, inputs: Iterable | None = None,
                 dom.length[0] <= length <= dom.length[1]):
             raise InputError(f"length {length} is outside the domain's "
                              f"{dom.length[0]}..{dom.length[1]}.")
-        _require_discrete_noise(target, length)
         if not (dom.integer and math.isfinite(dom.low) and math.isfinite(dom.high)):
             raise InputError(
                 f"mechanism {obj.name!r} takes {dom.describe()}, which cannot be enumerated: "
