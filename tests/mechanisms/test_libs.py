@@ -45,6 +45,7 @@ def test_module_imports_and_registry_work_without_the_libraries():
         "sys.modules['diffprivlib'] = None\n"
         "sys.modules['opendp'] = None\n"
         "sys.modules['opendp.prelude'] = None\n"
+        "sys.modules['pydp'] = None\n"
         "import privet.mechanisms as m\n"
         "from privet.mechanisms import libs\n"
         "from privet.core.errors import UnsupportedError\n"

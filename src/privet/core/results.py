@@ -305,6 +305,7 @@ class PValueCurve:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
     def _shown(self) -> list:
         return [("mechanism", self.mechanism), ("test_epsilons", self.test_epsilons),
@@ -340,6 +341,7 @@ class Bound:
     seconds: float | None = None
     details: dict = field(default_factory=dict)
     test_epsilon: float | None = None
+    claim: str | None = None
 
     @property
     def compared_with(self) -> float | None:
@@ -394,6 +396,7 @@ class ExactBound:
     backend: str = "enumerate"
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -409,8 +412,11 @@ class ExactBound:
             return f"interrupted: exact ε ≥ {eps} from the triples checked (a lower bound)"
         if self.claimed_epsilon is None:
             return f"exact ε = {eps} on the checked domain"
-        if self.verified:
+        if self.verified:  # ε-DP implies every (ε, δ) and zCDP claim with the same ε
             return say_verified(self.claimed_epsilon, f"on the checked domain (exact ε = {eps})")
+        if self.claim and "δ" in self.claim:  # above the ε, the δ may still cover it
+            return (f"inconclusive: exact ε = {eps} > the ε of the claim {self.claim}; its δ "
+                    "is checked by the privacy profile (privet exact --profile)")
         return say_exact_violation(self.epsilon, self.claimed_epsilon)
 
     def _shown(self) -> list:
@@ -463,6 +469,7 @@ class SuiteRow:
     seconds: float | None = None
     details: dict = field(default_factory=dict)
     result: Any = None
+    claim: str | None = None
 
     def _shown(self) -> list:
         return [("mechanism", self.mechanism), ("engine", self.engine),
@@ -492,6 +499,7 @@ class SuiteLine:
     exact_domain: str | None = None
     seconds: float = 0.0
     engines: tuple = ()
+    claim: str | None = None
 
     def _shown(self) -> list:
         return [("mechanism", self.mechanism), ("verdict", self.verdict),
@@ -527,6 +535,87 @@ class SuiteResult:
         return "\n".join(str(ln) for ln in self.lines)
 
 
+# === approximate-DP results ===
+@result_type
+@dataclass(frozen=True)
+class CertifiedProfile:
+    """``privet.search`` on an (ε, δ) or zCDP claim: certified lower bounds on the privacy
+    profile, all from one fresh sample over a family of events (simultaneous, confidence
+    ``confidence``).
+
+    ``delta_lower`` certifies "δ(``epsilon``) ≥ delta_lower", ``epsilon_lower`` certifies
+    "ε(``delta``) ≥ epsilon_lower"; ``curve_delta``/``curve_epsilon`` is the certified lower
+    curve ε_L(δ), ``claimed_curve`` the claim's ε(δ) at the same δ (inf where the claim
+    promises nothing), ``known_curve`` the mechanism's true ε(δ) when the library knows it.
+    ``violates`` is True when the certified curve rises above the claim's anywhere.
+    """
+
+    mechanism: str
+    claim: str | None
+    confidence: float
+    epsilon: float | None
+    delta_lower: float | None
+    delta: float | None
+    epsilon_lower: float | None
+    curve_delta: tuple = ()
+    curve_epsilon: tuple = ()
+    claimed_curve: tuple = ()
+    known_curve: tuple | None = None
+    verdict: str = ""
+    witness: Counterexample | None = None
+    method: str = ""
+    seed: int | None = None
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violates(self) -> bool:
+        return any(c > k + 1e-12 for c, k in zip(self.curve_epsilon, self.claimed_curve)) or \
+            bool(self.details.get("delta_violation"))
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("claim", self.claim),
+                ("verdict", _head(self.verdict)), ("delta_lower", self.delta_lower),
+                ("epsilon", self.epsilon), ("epsilon_lower", self.epsilon_lower),
+                ("delta", self.delta), ("confidence", self.confidence)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.verdict}"
+
+
+@result_type
+@dataclass(frozen=True)
+class ExactProfile:
+    """``privet.exact`` privacy profile: the tight δ(ε) of a discrete mechanism at every ε of
+    ``epsilons`` over the checked domain, its tight Rényi divergences (``renyi``: order ->
+    max over pairs of D_α, inf when supports differ) and zCDP ρ = sup_α D_α/α (None when
+    infinite), and the exact check of the claim (``verified`` True/False, None when the
+    claim is not checked)."""
+
+    mechanism: str
+    epsilons: tuple
+    deltas: tuple
+    witnesses: tuple
+    domain: str
+    renyi: dict = field(default_factory=dict)
+    rho: float | None = None
+    claim: str | None = None
+    verified: bool | None = None
+    check: str = ""
+    backend: str = "enumerate"
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("claim", self.claim),
+                ("verified", self.verified), ("rho", self.rho),
+                ("epsilons", self.epsilons), ("deltas", self.deltas)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.check}"
+# === end approximate-DP results ===
+
+
 # === detect results ===
 @result_type
 @dataclass(frozen=True)
@@ -554,6 +643,8 @@ class DetectResult:
     seconds: float | None = None
     alpha: float = 0.05
     details: dict = field(default_factory=dict)
+    claim: str | None = None
+    test_delta: float | None = None
 
     @property
     def violation(self) -> bool:

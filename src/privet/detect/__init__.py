@@ -31,6 +31,7 @@ from ..core.results import Counterexample, DetectResult, PValueCurve
 from ..core.seeds import SeedLike, as_seed
 from ..core.text import fmt_num
 from ..stats.hypothesis import pvalues as _pvalues
+from .approx import N_MAX, detect_approx, null_for
 from .engine import Session, open_session, run_curve, test_point, verdict_text
 from .space import NoEventError
 from .trace import Trace
@@ -76,6 +77,7 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
         mechanism=session.mech.name, claimed_epsilon=claimed, test_epsilons=tuple(e),
         p_values=ps, alpha=session.alpha, lower_bound=lb, counterexamples=tuple(chosen),
         verdict=verdict, seed=session.seed, seconds=seconds + sum(secs),
+        claim=session.mech.describe_claim(),
         details={"seconds_per_point": secs, "arg_path": session.arg_path,
                  "schema": session.plan.schema.describe(), "pairs": len(session.pairs),
                  "inputs": len(session.sources), "candidates": session.n_candidates},
@@ -87,7 +89,8 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
            args: Mapping[str, Any] | None = None, n_select: int = 100_000,
            n_final: int = 500_000, alpha: float = 0.05, seed: SeedLike = None,
            progress: bool = False, executor: Any = None,
-           max_candidates: int = MAX_CANDIDATES) -> DetectResult:
+           max_candidates: int = MAX_CANDIDATES, delta: float | None = None,
+           n_max: int = N_MAX) -> DetectResult:
     """Test whether ``mechanism`` is ``epsilon``-DP (Algorithm 1 of StatDP).
 
     ``epsilon`` is the test epsilon (default: the claimed one); the mechanism always runs
@@ -102,9 +105,25 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     ``'processes'``, ``'dask'`` (a local cluster), ``'dask://HOST:PORT'`` (a running
     scheduler), a ``distributed.Client`` (left open), or None (in-process; a process pool
     for picklable black boxes); see :func:`privet.execution.get_executor`.
+
+    Approximate DP: ``delta`` is the test δ. An (ε, δ) claim is tested at its (ε, δ), a
+    zCDP claim along its whole profile (or at ``epsilon`` with δ(ε), or at ``delta`` with
+    ε(δ)); that test is :mod:`privet.detect.approx` (tail events, fresh samples sized by
+    the claim up to ``n_max`` runs per input, a valid p-value for
+    H0: P[M(D1) ∈ E] ≤ e^ε P[M(D2) ∈ E] + δ). ``test_epsilons`` is for pure tests only.
     """
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)
+    null = null_for(mech, epsilon, delta)
+    if null is not None:
+        if test_epsilons is not None:
+            from ..core.errors import ParameterError
+
+            raise ParameterError("test_epsilons (the p-value curve) is for pure ε tests; "
+                                 "an (ε, δ) test takes epsilon= and delta=.")
+        return detect_approx(mech, null, inputs=inputs, args=args, n_select=n_select,
+                             n_final=n_final, n_max=n_max, alpha=alpha, seed=seed,
+                             progress=progress, executor=executor)
     eps = _test_epsilon(mech, epsilon)
     curve_eps = _check_curve_eps(test_epsilons) if test_epsilons is not None else None
     session = open_session(mech, inputs=inputs, args=args, n_select=n_select, n_final=n_final,
@@ -121,6 +140,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     p = float(chosen.p_value)
     return DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
+        claim=mech.describe_claim(), test_delta=0.0 if delta is not None else None,
         verdict=verdict_text(p, session.alpha), p_value=p,
         counterexample=chosen if p < session.alpha else None, candidates=tuple(cands),
         curve=curve, arg_path=session.arg_path, seed=session.seed,

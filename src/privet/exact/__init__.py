@@ -395,9 +395,12 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     )
 
 
+from .profile import profile  # noqa: E402 - the approximate-DP profile (issue 15)
+
 # ``privet.exact`` is the function: hang the rest of the API on it.
 exact.accuracy = accuracy            # type: ignore[attr-defined]
 exact.delta_for = delta_for          # type: ignore[attr-defined]
+exact.profile = profile              # type: ignore[attr-defined]
 exact.program = program              # type: ignore[attr-defined]
 exact.programs = programs            # type: ignore[attr-defined]
 exact.sets = sets                    # type: ignore[attr-defined]
@@ -408,5 +411,5 @@ exact.choose_backend = choose_backend  # type: ignore[attr-defined]
 __all__ = [
     "CompileError", "Compiled", "Program", "accuracy", "as_program", "choose_backend",
     "closed_form", "compile_mechanism", "compile_program", "delta_for", "distributions",
-    "exact", "program", "programs", "sets",
+    "exact", "profile", "program", "programs", "sets",
 ]

@@ -38,6 +38,12 @@ def table(title: str | None, columns: Sequence[str | Col], rows: Iterable[Sequen
                                 for r in rows], **kw)
 
 
+def fmt_claim(claim: str | None, claimed_epsilon: Any = None) -> str:
+    """The claim as reports show it: its description when the result carries one (``(ε, δ) =
+    (1, 1e-05)``, ``ρ = 0.1 (zCDP)``), else the claimed ε."""
+    return claim if claim else fmt_num(claimed_epsilon)
+
+
 TONE_STYLES = {"bad": "red", "good": "green", "warn": "yellow", "neutral": ""}
 
 
@@ -71,6 +77,8 @@ _RENDERERS = {
     "ExactBound": ("exact", "render_bound"), "AccuracyBound": ("exact", "render_accuracy"),
     "PufferfishVerdict": ("pufferfish", "render"), "SynthResult": ("synth", "render"),
     "SuiteResult": ("library", "suite_table"),
+    "CertifiedProfile": ("approx", "render_certified"),
+    "ExactProfile": ("approx", "render_exact_profile"),
     "PorosityResult": ("floats", "render_porosity"),
     "SensitivityResult": ("floats", "render_sensitivity"),
 }
@@ -95,5 +103,5 @@ def render_any(result: Any) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{module}"), function)(result)
 
 
-__all__ = ["Col", "Fit", "console", "emit", "fmt_num", "fmt_p", "fmt_pvalue", "fmt_vec", "kv",
-           "render_any", "show_progress", "table", "verdict_text"]
+__all__ = ["Col", "Fit", "console", "emit", "fmt_claim", "fmt_num", "fmt_p", "fmt_pvalue",
+           "fmt_vec", "kv", "render_any", "show_progress", "table", "verdict_text"]

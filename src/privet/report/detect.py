@@ -47,9 +47,12 @@ def counterexample_table(cx: Counterexample, title: str = "counterexample") -> F
     if cx.counts and cx.n:
         rows.append(["M(D1) ∈ E", f"{cx.counts[0]:,} of {cx.n[0]:,}"])
         rows.append(["M(D2) ∈ E", f"{cx.counts[1]:,} of {cx.n[1]:,}"])
+    d = (cx.details or {}).get("test_delta")
     if cx.test_epsilon is not None:
         rows.append(["claim tested", f"P[M(D1) ∈ E] ≤ e^{fmt_num(cx.test_epsilon)} · "
-                                     "P[M(D2) ∈ E]"])
+                                     "P[M(D2) ∈ E]" + (f" + {fmt_num(d, 3)}" if d else "")])
+    if (cx.details or {}).get("null"):
+        rows.append(["null", f"{cx.details['null']}; {cx.details.get('test', '')}"])
     rows.append(["p-value", _p(cx.p_value)])
     pattern = cx.details.get("pattern") if cx.details else None
     if pattern:
@@ -85,8 +88,10 @@ def render(result: DetectResult) -> Group:
     head.append_text(verdict_text(result.verdict))
     head.stylize("bold", len(result.mechanism) + 2)
     parts.append(head)
-    parts.append(Text(f"test ε = {fmt_num(result.test_epsilon)}, claimed ε = "
-                      f"{fmt_num(result.claimed_epsilon)}, arguments: {result.arg_path}, "
+    tested = f"test ε = {fmt_num(result.test_epsilon)}" + (
+        f", test δ = {fmt_num(result.test_delta, 3)}" if result.test_delta else "")
+    claimed = result.claim or f"ε = {fmt_num(result.claimed_epsilon)}"
+    parts.append(Text(f"{tested}, claimed {claimed}, arguments: {result.arg_path}, "
                       f"{result.seconds:.2f} s, seed {result.seed}", style="dim"))
     selected = result.counterexample or result.details.get("selected")
     if selected is not None:
@@ -159,6 +164,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("target", help="library name (statdp.svt) or MODULE:NAME / file.py:NAME")
     p.add_argument("--epsilon", type=float, default=None,
                    help="test ε: the ε the test checks (default: the mechanism's claimed ε)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="test δ: test the (ε, δ) null P[M(D1) ∈ E] ≤ e^ε P[M(D2) ∈ E] + δ "
+                        "(default: the claim's δ; pure claims use StatDP's test)")
+    p.add_argument("--n-max", type=int, default=400_000_000,
+                   help="cap on the fresh runs per input of an (ε, δ) test (default 4e8)")
     p.add_argument("--claimed", type=float, default=None,
                    help="run the mechanism with this claimed ε instead of its own")
     p.add_argument("--test-epsilons", type=_epsilons, default=None, metavar="A:B:K",
@@ -185,14 +195,18 @@ def run_cli(args: argparse.Namespace) -> int:
 
     mech = load_mechanism(args.target, epsilon=getattr(args, "claimed", None))
     test_eps = getattr(args, "test_epsilons", None)
-    if (getattr(args, "plot", None) or getattr(args, "html", None)) and test_eps is None:
+    if (getattr(args, "plot", None) or getattr(args, "html", None)) and test_eps is None \
+            and getattr(args, "delta", None) is None and \
+            (mech.claim is None or mech.claim.kind == "pure"):
         # a plot and a report show the p-value curve (StatDP Fig. 1): 11 test ε around it
         base = args.epsilon or mech.epsilon or 1.0
         test_eps = _epsilons(f"{0.5 * base}:{1.5 * base}:11")
     as_json = bool(getattr(args, "json", False))
     result = detect(mech, args.epsilon, test_epsilons=test_eps, n_select=args.n_select,
                     n_final=args.n_final, alpha=args.alpha, seed=getattr(args, "seed", None),
-                    progress=show_progress(args), executor=getattr(args, "executor", None))
+                    progress=show_progress(args), executor=getattr(args, "executor", None),
+                    delta=getattr(args, "delta", None),
+                    n_max=getattr(args, "n_max", 400_000_000))
     if getattr(args, "plot", None) and result.curve is not None:
         plot_curve(result.curve, args.plot)
     emit(args, result, render)

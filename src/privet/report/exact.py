@@ -87,6 +87,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--fractions", action="store_true", help="exact rational probabilities")
     p.add_argument("--delta-for", type=float, metavar="EPS",
                    help="smallest delta for this epsilon (hockey-stick divergence)")
+    p.add_argument("--profile", action="store_true",
+                   help="the whole privacy profile δ(ε), tight Rényi/zCDP values and an exact "
+                        "check of the claim (the default for (ε, δ) and zCDP claims)")
+    p.add_argument("--epsilons", default=None, metavar="A:B:K",
+                   help="where the profile evaluates δ(ε): K values from A to B (default 0:3:31)")
     p.add_argument("--accuracy", type=float, metavar="ALPHA",
                    help="tight (alpha, beta)-accuracy instead of epsilon")
     p.add_argument("--top-k", type=int, default=5, metavar="K",
@@ -128,6 +133,16 @@ def run_cli(args: argparse.Namespace) -> int:
         res = delta_for(target, args.delta_for, **common)
         emit(args, res, render_bound)
         return 0
+    claim = getattr(target, "claim", None)
+    if getattr(args, "profile", False) or (claim is not None and claim.kind != "pure"):
+        from ..exact import profile
+        from .approx import render_exact_profile
+        from .detect import _epsilons
+
+        eps = _epsilons(args.epsilons) if getattr(args, "epsilons", None) else None
+        res = profile(target, epsilons=eps, **common)
+        emit(args, res, render_exact_profile)
+        return 1 if res.verified is False else 0
     res = exact(target, pairs="rr" if args.set == "rr" else None, **common)
     emit(args, res, render_bound)
     violated = res.claimed_epsilon is not None and res.epsilon > res.claimed_epsilon + 1e-12

@@ -423,8 +423,9 @@ def render_counterexample(cx: Any, title: str = "counterexample") -> str:
         rows.append(("P[M(D1) ∈ E]", _prob_cell(cx.probabilities[0])))
         rows.append(("P[M(D2) ∈ E]", _prob_cell(cx.probabilities[1])))
     if cx.test_epsilon is not None:
+        d = (cx.details or {}).get("test_delta")
         rows.append(("claim tested", esc(f"P(M(D1) ∈ E) ≤ e^{cx.test_epsilon:g} "
-                                          "P(M(D2) ∈ E)")))
+                                          "P(M(D2) ∈ E)" + (f" + {d:.3g}" if d else ""))))
     if cx.p_value is not None:
         rows.append(("p-value", _p(cx.p_value)))
     if cx.epsilon_witnessed is not None:
@@ -509,7 +510,9 @@ def render_detect(res: Any) -> str:
            f"<p>{badge(res.verdict)}</p>",
            kv_table([
                ("test ε", _num(res.test_epsilon)),
-               ("claimed ε", _num(res.claimed_epsilon)),
+               *([("test δ", _num(res.test_delta))] if getattr(res, "test_delta", None)
+                 else []),
+               ("claim", esc(getattr(res, "claim", None) or _num(res.claimed_epsilon))),
                ("known ε", _num(_known_epsilon(res.mechanism, res.claimed_epsilon))),
                ("p-value", _p(res.p_value)), ("α", esc(f"{res.alpha:g}")),
                ("arguments found by", esc(res.arg_path)),
@@ -806,6 +809,8 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "SuiteRow": lambda r: _section(render_suite_row(r)),
     "SuiteLine": lambda ln: _section(render_suite_line(ln)),
     "SuiteResult": render_suite,
+    "CertifiedProfile": lambda r: _approx("html_certified", r),
+    "ExactProfile": lambda r: _approx("html_exact_profile", r),
     "PorosityResult": lambda r: _floats_html("html_porosity", r),
     "SensitivityResult": lambda r: _floats_html("html_sensitivity", r),
 }
@@ -830,6 +835,12 @@ def to_html(obj: Any) -> str:
     if render is None or not dataclasses.is_dataclass(obj):
         return f"<pre>{esc(repr(obj))}</pre>"
     return render(obj)
+
+
+def _approx(name: str, r: Any) -> str:
+    from . import approx
+
+    return getattr(approx, name)(r)
 
 
 def repr_html(obj: Any) -> str:

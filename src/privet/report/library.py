@@ -8,18 +8,19 @@ from typing import Any
 import numpy as np
 
 from ..core.mechanism import Mechanism
-from . import Col, Fit, fmt_num, fmt_p, fmt_vec, table, verdict_text
+from . import Col, Fit, fmt_claim, fmt_num, fmt_p, fmt_vec, table, verdict_text
 
 
 def library_table(mechs: dict[str, Mechanism]) -> Fit:
     rows = []
     for name, m in mechs.items():
         rows.append([
-            name, fmt_num(m.epsilon), fmt_num(m.true_epsilon), _short_neighbors(m),
+            name, fmt_claim(m.describe_claim(), m.epsilon), fmt_num(m.true_epsilon),
+            _short_neighbors(m),
             (m.source or "").split(" (")[0],
         ])
     return table("privet mechanism library (privet list --json for the whole spec)",
-                 ["name", "claimed ε", "known ε", "neighbors", "source"], rows)
+                 ["name", "claim", "known ε", "neighbors", "source"], rows)
 
 
 def _short_neighbors(m: Mechanism) -> str:
@@ -96,14 +97,15 @@ def suite_table(result: Any) -> Fit:
     for ln in result.lines:
         bound = "—" if ln.lower_bound is None else \
             f"{fmt_num(ln.lower_bound, 3)} ({ln.confidence:.0%})"
-        body.append([ln.mechanism, fmt_num(ln.claimed_epsilon, 3), fmt_num(ln.true_epsilon, 3),
+        body.append([ln.mechanism, fmt_claim(ln.claim, fmt_num(ln.claimed_epsilon, 3)),
+                     fmt_num(ln.true_epsilon, 3),
                      verdict_text(ln.verdict), ln.counterexample or "—", bound,
                      fmt_num(ln.exact_epsilon, 4), f"{ln.seconds:.1f}"])
     mode = "quick" if result.quick else "full"
     state = ", interrupted: what finished is shown" if result.interrupted else ""
     title = (f"privet suite ({mode}, engines {', '.join(result.engines)}, "
              f"{result.seconds:.0f} s{state}); --json or --html for every engine's result")
-    return table(title, [Col("mechanism", style="bold"), Col("claimed ε", "right"),
+    return table(title, [Col("mechanism", style="bold"), Col("claim", "right"),
                          Col("known ε", "right"), Col("verdict", floor=24),
                          Col("counterexample", spill=True, floor=24),
                          Col("certified ε ≥", "right"), Col("exact ε", "right"),

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Group
 
 from ..core.results import Bound
-from . import Col, Fit, emit, fmt_num, fmt_vec, kv, show_progress, table, verdict_text
+from . import Col, Fit, emit, fmt_claim, fmt_num, fmt_vec, kv, show_progress, table, verdict_text
 from .html import add_html_option
 from .options import add_common_options
 
@@ -20,7 +20,7 @@ def summary_table(b: Bound) -> Fit:
     """The bound, the verdict and the witness (D1, D2, event E, counts or probabilities)."""
     rows: list[list[Any]] = [
         ["mechanism", b.mechanism],
-        ["claimed ε", fmt_num(b.claimed_epsilon)],
+        ["claimed", fmt_claim(b.claim, b.claimed_epsilon)],
         *([["test ε", fmt_num(b.test_epsilon)]] if b.test_epsilon is not None else []),
         ["certified bound", f"ε ≥ {fmt_num(b.value)}" + (" (exact)" if b.exact else
                                                       f" with confidence {b.confidence:g}")],
@@ -85,9 +85,17 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                    help="fresh samples for the confirmation (default: chosen from p)")
     p.add_argument("--epsilon", type=float, default=None,
                    help="test ε: the certified bound is compared with it for the verdict and "
-                        "the exit code (default: the claimed ε)")
+                        "the exit code (default: the claimed ε; an (ε, δ) or zCDP claim: the "
+                        "ε at which δ is certified)")
     p.add_argument("--claimed", type=float, default=None,
                    help="run the mechanism with this claimed ε instead of its own")
+    p.add_argument("--delta", type=float, default=None,
+                   help="certify ε at this δ, and the whole lower curve ε(δ) (default: the "
+                        "claim's δ; zCDP claims: 1e-5)")
+    p.add_argument("--n-max", type=int, default=400_000_000,
+                   help="cap on the fresh runs per input of an (ε, δ) search (default 4e8)")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="save the certified curve ε(δ) against the claim (PNG)")
     p.add_argument("--baseline", action="store_true",
                    help="also run the random-search baseline with the same budget")
     add_html_option(p)
@@ -103,6 +111,20 @@ def run_cli(args: argparse.Namespace) -> int:
     from ..search import search
 
     mech = load_mechanism(args.target, epsilon=getattr(args, "claimed", None))
+    claim = mech.claim
+    if getattr(args, "delta", None) is not None or (claim is not None and claim.kind != "pure"):
+        from .approx import plot_profile, render_certified
+
+        result = search(mech, getattr(args, "epsilon", None),
+                        confidence=getattr(args, "confidence", 0.9),
+                        seed=getattr(args, "seed", None), progress=show_progress(args),
+                        executor=getattr(args, "executor", None),
+                        delta=getattr(args, "delta", None),
+                        n_max=getattr(args, "n_max", 400_000_000))
+        if getattr(args, "plot", None):
+            plot_profile(result, args.plot)
+        emit(args, result, render_certified)
+        return 1 if result.violates else 0
     result = search(mech, getattr(args, "epsilon", None),
                     iterations=getattr(args, "iterations", 10),
                     confidence=getattr(args, "confidence", 0.9),

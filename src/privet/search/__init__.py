@@ -40,7 +40,7 @@ from ..core.errors import (
 from ..core.events import Event, Interval, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.noise import Sampler
-from ..core.results import Bound, Counterexample
+from ..core.results import Bound, CertifiedProfile, Counterexample
 from ..core.seeds import SeedLike, as_seed, seed_sequence
 from ..core.text import fmt_num
 from ..execution import Borrowed, InProcess, collect, get_executor, map_reduce
@@ -546,7 +546,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
            method: str = "auto", start: tuple | None = None, n_confirm: int | None = N_CONFIRM,
            seed: SeedLike = None, progress: bool = False, baseline: bool = False,
            args: Mapping[str, Any] | None = None, executor: Any = None,
-           **options: Any) -> Bound:
+           delta: float | None = None, **options: Any) -> Bound | CertifiedProfile:
     """Search for the largest violation of differential privacy and certify it.
 
     Returns a :class:`~privet.core.results.Bound`: "eps >= ``value`` with confidence
@@ -557,8 +557,10 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     sample: the certified bound grows with the sample size), and with ``baseline=True`` the
     random-search baseline of Fig. 12 (same number of iterations) as a nested Bound.
 
-    ``epsilon`` is the test ε the bound is compared with for the verdict (default: the
-    claimed ε); the mechanism always runs with its own claimed ε. ``seed``: an int, a numpy
+    ``epsilon`` is the test ε: the bound is compared with it for the verdict (default: the
+    claimed ε; for an (ε, δ) claim, the ε at which δ is certified); the mechanism always
+    runs with its own claimed ε (``mech.replace(epsilon=...)`` changes it). ``seed``: an
+    int, a numpy
     Generator or SeedSequence, or None (fresh; the Bound records the int that replays it).
 
     ``n_confirm``: the fresh confirmation sample; None picks it from the search's estimate
@@ -589,11 +591,31 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     iterations themselves stay in this process: correlated sampling replays one tape for
     x and x', and the optimizer's steps depend on each other. The result does not depend
     on the executor; None keeps the in-process defaults.
+
+    Approximate DP: for an (ε, δ) or zCDP claim, or with ``delta`` given, the question is
+    the privacy profile, and the answer a :class:`~privet.core.results.CertifiedProfile`
+    from :func:`privet.search.approx.certify_profile`: δ(ε) ≥ L at ``epsilon`` (default
+    the claim's), ε(δ) ≥ L at ``delta``, and the certified lower curve ε_L(δ) against the
+    claim's, all from one fresh sample with confidence ``confidence`` (options
+    ``n_select``, ``n_final``, ``n_max``, ``deltas``, ``inputs``).
     """
+    mech0 = as_mechanism(mechanism)
+    claim = mech0.claim
+    if delta is not None or (claim is not None and claim.kind != "pure"):
+        from .approx import certify_profile
+
+        allowed = {k: options.pop(k) for k in ("n_select", "n_final", "n_max", "deltas",
+                                                "inputs") if k in options}
+        if options:
+            raise InputError(f"search of an (ε, δ) claim got unknown option(s) "
+                             f"{', '.join(sorted(options))}.")
+        return certify_profile(mech0, epsilon=epsilon, delta=delta, confidence=confidence,
+                               args=args, seed=seed, progress=progress, executor=executor,
+                               **allowed)
     if executor is not None and not isinstance(executor, Borrowed):
         ex = get_executor(executor)
         try:
-            return search(mechanism, iterations=iterations, confidence=confidence,
+            return search(mechanism, epsilon, iterations=iterations, confidence=confidence,
                           method=method, start=start, n_confirm=n_confirm, seed=seed,
                           progress=progress, baseline=baseline, args=args, executor=Borrowed(ex),
                           **options)
@@ -643,6 +665,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
         bound = Bound(mechanism=mech.name, value=0.0, confidence=float(confidence),
                       method="dpfinder" if not random_only else "random search",
                       claimed_epsilon=mech.epsilon, seed=seed, test_epsilon=test_eps,
+                      claim=mech.describe_claim(),
                       seconds=time.perf_counter() - t0,
                       details={**details, "verdict": "no violation found"})
     else:
@@ -660,6 +683,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                       exact=conf["exact"],
                       witness=_witness(mech, best, conf, resolved, confidence, seed),
                       claimed_epsilon=mech.epsilon, seed=seed, test_epsilon=test_eps,
+                      claim=mech.describe_claim(),
                       seconds=time.perf_counter() - t0, details=details)
     if baseline and not random_only:
         base = search(mech, iterations=iterations, confidence=confidence, n_confirm=n_confirm,
@@ -778,6 +802,7 @@ def _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed, starti
     if best is None:
         return Bound(mechanism=mech.name, value=0.0, confidence=opts["confidence"],
                      method="dpfinder (black box)", claimed_epsilon=mech.epsilon, seed=seed,
+                     claim=mech.describe_claim(),
                      seconds=time.perf_counter() - t0,
                      details={"trace": trace, "verdict": "no violation found"})
     _, x, x2, ev, est = best
@@ -789,7 +814,8 @@ def _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed, starti
                  confidence=1.0 if conf["exact"] else opts["confidence"],
                  method="dpfinder (black box)", exact=conf["exact"],
                  witness=_witness(mech, rec, conf, args, opts["confidence"], seed),
-                 claimed_epsilon=mech.epsilon, seed=seed, seconds=time.perf_counter() - t0,
+                 claimed_epsilon=mech.epsilon, seed=seed, claim=mech.describe_claim(),
+                 seconds=time.perf_counter() - t0,
                  details={"trace": trace, "search_estimate": est, "unbounded": conf["unbounded"],
                           "confirmation": conf["method"], "n_confirm": conf.get("n"),
                           "optimizer": "black box: independent samples, StatDP-style events",
