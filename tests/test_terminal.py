@@ -102,6 +102,24 @@ def float_results():
 
 
 @pytest.fixture(scope="module")
+def profiles(det):
+    """An exact privacy profile (issue 15) and a certified one shaped like search's."""
+    from privet.core.results import CertifiedProfile
+    from privet.exact import profile
+
+    exact_profile = profile(mechanisms.get("wmc.randomized_response"), length=2,
+                            epsilons=[0.0, 0.5, 1.0, 1.5])
+    deltas = (1e-6, 1e-5, 1e-4, 1e-3)
+    certified = CertifiedProfile(
+        "statdp.noisy_max_v1b", "(ε, δ) = (0.7, 1e-05)", 0.9, 0.7, 0.0123, 1e-5, 2.345678,
+        curve_delta=deltas, curve_epsilon=(2.1, 2.3, 2.6, 3.0),
+        claimed_curve=(float("inf"), 0.7, 0.7, 0.7), known_curve=None,
+        verdict="violation certified: δ(0.7) ≥ 0.0123 (90% confidence; claimed 1e-05); "
+                "ε(1e-05) ≥ 2.346", witness=det.counterexample, method="dpfinder (approx)")
+    return exact_profile, certified
+
+
+@pytest.fixture(scope="module")
 def synth_result(det):
     ok = Completion(exprs=("1/ε",), rank=1, preliminary_rank=1, passed=True,
                     verdict="no violation found (p = 0.844)", method="detect", p_value=0.844,
@@ -148,9 +166,10 @@ def suites(det, float_bound, ex, puff):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_every_result_fits_without_splitting_numbers_or_verdicts(
-        width, det, float_bound, ex, acc, puff, synth_result, suites, float_results):
+        width, det, float_bound, ex, acc, puff, synth_result, suites, float_results,
+        profiles):
     for obj in (*suites, det, det.curve, det.counterexample, float_bound, ex, acc, puff,
-                synth_result, *float_results):
+                synth_result, *float_results, *profiles):
         assert_fits_unsplit(render_any(obj), width)
 
 
