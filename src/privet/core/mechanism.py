@@ -120,11 +120,15 @@ class Domain:
             )
         if isinstance(self.length, int) and n != self.length:
             raise InputError(f"the domain has length {self.length}, not {n}.")
+        from .safe import power_count, power_text
+
+        if not isinstance(n, (int, np.integer)) or n < 1:
+            raise InputError(f"the input length must be a positive whole number, got {n!r}.")
+        size = int(self.high) - int(self.low) + 1
+        if power_count(size, n) > cap:
+            raise InputError(f"the domain has {power_text(size, n)} inputs of length {n}, "
+                             f"above the cap of {cap:,}.")
         values = np.arange(int(self.low), int(self.high) + 1)
-        count = len(values) ** int(n)
-        if count > cap:
-            raise InputError(f"the domain has {count:,} inputs of length {n}, above the cap "
-                             f"of {cap:,}.")
         grids = np.meshgrid(*([values] * int(n)), indexing="ij")
         return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
 
@@ -323,7 +327,7 @@ class Mechanism:
         try:
             with ops.semantics(getattr(noise, "semantics", "hard")):
                 out = self.fn(noise, data, **kwargs)
-        except PrivetError:
+        except (PrivetError, MemoryError):  # out of memory is the run's size, not a bug
             raise
         except Exception as err:  # a user mechanism failing is bad input, not a crash
             raise MechanismError(

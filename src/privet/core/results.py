@@ -123,30 +123,129 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def from_jsonable(data: Any) -> Any:
-    """Inverse of :func:`to_jsonable` for registered result types."""
+    """Inverse of :func:`to_jsonable` for registered result types.
+
+    Data read from a file is untrusted: an unknown ``__type__``, a field of the wrong type
+    (checked against the dataclass annotation), a missing required field, a malformed
+    ``__fraction__``/``__float__`` or a number beyond the range of a double raises
+    :class:`~privet.core.errors.InputError` with one sentence.
+    """
     if isinstance(data, dict):
         if "__fraction__" in data:
-            return Fraction(data["__fraction__"])
+            return _fraction(data["__fraction__"])
         if "__float__" in data:
-            return float(data["__float__"])
+            return _special_float(data["__float__"])
         if "__type__" in data:
-            cls = _TYPES[data["__type__"]]
-            kwargs = {}
-            for f in dataclasses.fields(cls):
-                if f.name in data:
-                    value = from_jsonable(data[f.name])
-                    if isinstance(value, list) and "tuple" in str(f.type):
-                        value = _tuplify(value)
-                    kwargs[f.name] = value
-            return cls(**kwargs)
+            return _result(data)
         return {k: from_jsonable(v) for k, v in data.items()}
     if isinstance(data, list):
         return [from_jsonable(x) for x in data]
     return data
 
 
+def _result(data: dict) -> Any:
+    from .errors import InputError
+
+    name = data["__type__"]
+    if not isinstance(name, str) or name not in _TYPES:
+        raise InputError(f"unknown result type {str(name)[:40]!r}; privet saves "
+                         f"{', '.join(sorted(_TYPES))}.")
+    cls = _TYPES[name]
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            value = from_jsonable(data[f.name])
+            if isinstance(value, list) and "tuple" in str(f.type):
+                value = _tuplify(value)
+            _check_field(name, f, value)
+            kwargs[f.name] = value
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise InputError(f"the saved {name} lacks its {f.name!r} field.")
+    return cls(**kwargs)
+
+
+_CHECKED = {"Any", "None", "bool", "str", "dict", "tuple", "int", "float"}
+
+
+def _check_field(cls_name: str, f: dataclasses.Field, value: Any) -> None:
+    """``value`` matches the annotation of ``f`` (its top level: numbers, text, tuples...)."""
+    from numbers import Real
+
+    from .errors import InputError
+
+    kinds = [k.strip() for k in str(f.type).split("|")]
+    if any(k not in _CHECKED and k not in _TYPES for k in kinds):
+        return  # an annotation this check does not know: leave it to the renderers
+    for k in kinds:
+        if k == "Any" or (k == "None" and value is None) or (
+                k == "bool" and isinstance(value, bool)) or (
+                k == "str" and isinstance(value, str)) or (
+                k == "dict" and isinstance(value, dict)) or (
+                k == "tuple" and isinstance(value, tuple)) or (
+                k == "int" and isinstance(value, int) and not isinstance(value, bool)) or (
+                k == "float" and isinstance(value, Real) and not isinstance(value, bool)) or (
+                k in _TYPES and isinstance(value, _TYPES[k])):
+            return
+    shown = type(value).__name__ if not isinstance(value, (str, int, float)) else repr(value)
+    raise InputError(f"the saved {cls_name}'s field {f.name!r} must be {' or '.join(kinds)}, "
+                     f"not {shown[:40]}.")
+
+
+def _fraction(text: Any) -> Fraction:
+    """``"p/q"`` as written by :func:`to_jsonable`, within the range of a double."""
+    import re
+
+    from .errors import InputError
+
+    m = re.fullmatch(r"(-?\d{1,4300})/(\d{1,4300})", text) if isinstance(text, str) else None
+    if not m or int(m.group(2)) == 0:
+        raise InputError(f"malformed fraction {str(text)[:40]!r}; privet writes them as "
+                         "'p/q' with q > 0.")
+    q = Fraction(int(m.group(1)), int(m.group(2)))
+    if abs(q.numerator).bit_length() - q.denominator.bit_length() > 1024:
+        raise InputError(f"the fraction {str(text)[:40]!r}... is beyond the range of a double.")
+    return q
+
+
+def _special_float(text: Any) -> float:
+    from .errors import InputError
+
+    if text not in ("nan", "inf", "-inf"):
+        raise InputError(f"malformed number {str(text)[:40]!r}; privet writes 'nan', 'inf' "
+                         "or '-inf' here.")
+    return float(text)
+
+
 def _tuplify(v: Any) -> Any:
     return tuple(_tuplify(x) for x in v) if isinstance(v, list) else v
+
+
+def is_result(obj: Any) -> bool:
+    """True for an instance of a registered result type (see :func:`result_type`)."""
+    return _TYPES.get(type(obj).__name__) is type(obj)
+
+
+def interrupted(result: Any) -> bool:
+    """True when Ctrl-C cut ``result`` short: the one convention every result type follows
+    (``details["interrupted"]``, or the ``interrupted`` field of a SuiteResult); a list is
+    interrupted when any item is. Renderers (terminal, HTML, JSON) and exit codes read it."""
+    if isinstance(result, (list, tuple)) and not dataclasses.is_dataclass(result):
+        return any(interrupted(r) for r in result)
+    if isinstance(result, dict):  # the JSON of privet sample
+        return result.get("interrupted") is True
+    if getattr(result, "interrupted", False) is True:
+        return True
+    details = getattr(result, "details", None)
+    return isinstance(details, dict) and details.get("interrupted") is True
+
+
+def mark_interrupted(result: Any) -> Any:
+    """A copy of ``result`` marked as cut short by Ctrl-C (see :func:`interrupted`)."""
+    if interrupted(result):
+        return result
+    if any(f.name == "interrupted" for f in dataclasses.fields(result)):
+        return dataclasses.replace(result, interrupted=True)
+    return dataclasses.replace(result, details={**result.details, "interrupted": True})
 
 
 def to_json(result: Any, indent: int | None = 2) -> str:

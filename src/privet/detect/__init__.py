@@ -27,7 +27,13 @@ import numpy as np
 from ..core import events as _events
 from ..core.errors import advice, check_epsilon
 from ..core.mechanism import as_mechanism
-from ..core.results import Counterexample, DetectResult, PValueCurve
+from ..core.results import (
+    Counterexample,
+    DetectResult,
+    PValueCurve,
+    interrupted,
+    mark_interrupted,
+)
 from ..core.seeds import SeedLike, as_seed
 from ..core.text import fmt_num
 from ..stats.hypothesis import pvalues as _pvalues
@@ -73,7 +79,7 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
     else:
         verdict = "no violation found"
     per_point.extend(secs)
-    return PValueCurve(
+    curve = PValueCurve(
         mechanism=session.mech.name, claimed_epsilon=claimed, test_epsilons=tuple(e),
         p_values=ps, alpha=session.alpha, lower_bound=lb, counterexamples=tuple(chosen),
         verdict=verdict, seed=session.seed, seconds=seconds + sum(secs),
@@ -82,6 +88,8 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
                  "schema": session.plan.schema.describe(), "pairs": len(session.pairs),
                  "inputs": len(session.sources), "candidates": session.n_candidates},
     )
+    # Ctrl-C kept the points done
+    return mark_interrupted(curve) if len(e) < len(eps) else curve
 
 
 def detect(mechanism: Any, epsilon: float | None = None, *,
@@ -138,7 +146,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     finally:
         session.executor.shutdown()
     p = float(chosen.p_value)
-    return DetectResult(
+    result = DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
         claim=mech.describe_claim(), test_delta=0.0 if delta is not None else None,
         verdict=verdict_text(p, session.alpha), p_value=p,
@@ -151,6 +159,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                  "candidate_events": session.n_candidates, "notes": session.notes,
                  "selected": chosen},
     )
+    return mark_interrupted(result) if interrupted(curve) else result
 
 
 def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,

@@ -42,9 +42,18 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InputError, ParameterError, PrivetError, advice, check_epsilon
+from ..core.errors import (
+    GridTooLargeError,
+    InputError,
+    ParameterError,
+    PrivetError,
+    advice,
+    check_epsilon,
+)
+from ..core.mechanism import Mechanism
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import AccuracyBound, ExactBound
+from ..core.safe import power_count
 from . import programs, sets
 from .algorithms import (
     DEFAULT_INPUT_CAP,
@@ -52,15 +61,84 @@ from .algorithms import (
     exact_acc,
     exact_dp_dense,
     exact_dp_triples,
+    grid_axes,
     hockey_stick_dense,
     inference_dense,
     input_grid,
     make_target,
     neighbor_pairs,
+    require_discrete_noise,
 )
 from .backend import choose_backend
 from .bdd import Compiled, Program, compile_program, program
 from .compile import CompileError, as_program, compile_mechanism, distributions
+
+# Bytes per (input, output) probability during exhaustive inference, measured on randomized
+# response (n = 10, 11, 12: 2^n inputs x 2^n outputs): about 230 B per entry with floats and
+# 330-400 B with Fractions (per-input dicts, then the dense table); the BDD backend keeps only
+# the dense float and integer tables.
+MEMORY_PER_ENTRY = {"float": 256, "fraction": 400, "bdd": 24}
+
+
+def check_memory(t: Target, n_inputs: int, probe: tuple, limit: int | None = None) -> float:
+    """Estimated bytes of inference over ``n_inputs`` inputs, refused in one sentence above
+    ``limit`` (default :func:`privet.execution.memory_limit`, half the physical memory).
+
+    The outputs per input are measured on one input (``probe``, whose distribution is kept
+    for the run) or read off the compiled BDD; the bytes per entry are
+    :data:`MEMORY_PER_ENTRY`."""
+    if t.backend == "bdd" and t.compiled is not None:
+        k, per = t.compiled.output_count, MEMORY_PER_ENTRY["bdd"]
+    else:
+        k = max(1, len(t.distribution(probe)))
+        per = MEMORY_PER_ENTRY["fraction" if t.exact else "float"]
+    return _within(t.name, n_inputs, k, per, limit)
+
+
+def done_pairs(table: Any, I: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs whose inputs were both inferred: all of them, unless Ctrl-C cut inference
+    short (``table.interrupted``); KeyboardInterrupt again when no pair is complete."""
+    if not table.interrupted:
+        return I, J
+    keep = (I < len(table.xs)) & (J < len(table.xs))
+    if not keep.any():
+        raise KeyboardInterrupt
+    return I[keep], J[keep]
+
+
+def _within(name: str, n_inputs: float, k: int | None, per: int, limit: int | None) -> float:
+    from ..execution import format_bytes, memory_limit
+
+    limit = memory_limit() if limit is None else int(limit)
+    need = float(n_inputs) * float(k or 1) * per
+    if need > limit:
+        many = f"{int(n_inputs):,}" if n_inputs < 1e18 else "more than 10^18"
+        each = "at least one output" if k is None else f"about {int(k):,} outputs"
+        raise GridTooLargeError(
+            f"exact inference of {name!r} over {many} inputs x {each} each needs about "
+            f"{format_bytes(need)} of memory, above the limit of {format_bytes(limit)}; check "
+            "fewer inputs (inputs=/--inputs, pairs='rr'/--set rr, a shorter length) or raise "
+            "the limit (max_memory=/--max-memory)."
+        )
+    return need
+
+
+def _check_request(target: Any, length: Any, whole_domain: bool, input_cap: int,
+                   max_memory: int | None, args: Mapping[str, Any] | None = None) -> None:
+    """Before any backend runs: ``length`` is a positive whole number, a mechanism's noise
+    is discrete (said first: no domain or length helps otherwise), and a whole input domain
+    within ``input_cap`` fits in memory at one output per input (a lower bound)."""
+    if length is not None and (isinstance(length, bool) or not isinstance(length, int)
+                               or length < 1):
+        raise ParameterError(f"length must be a positive whole number, got {length!r}.")
+    if isinstance(target, Mechanism):
+        target.require("enumerate", "privet.exact")
+        require_discrete_noise(target, length, args)
+    if whole_domain and isinstance(target, (Mechanism, Program)):
+        values, n = grid_axes(_length_only(target, length))
+        count = power_count(len(values), n)
+        if count <= input_cap:
+            _within(target.name, count, None, MEMORY_PER_ENTRY["bdd"], max_memory)
 
 
 def _as_float(v: Any) -> float:
@@ -127,12 +205,22 @@ BUILTIN_SETS = {
 }
 
 
-def _builtin_set(name: str, t: Target, kind: str) -> tuple[list, str]:
+def _builtin_set(name: str, t: Target, kind: str, max_memory: int | None = None
+                 ) -> tuple[list, str]:
     """A built-in restricted set by name (Sec. V) for the target's input length."""
+    from ..execution import format_bytes, memory_limit
+
     if (name, kind) not in BUILTIN_SETS:
         raise ParameterError(f"unknown built-in set {name!r}; the built-in one is 'rr'.")
     build, label = BUILTIN_SETS[(name, kind)]
-    return build(_target_n(t)), label
+    n = _target_n(t)
+    need = 40.0 * n * n  # 2n triples of two n-lists (privacy) or n + 1 n-lists (accuracy)
+    limit = memory_limit() if max_memory is None else int(max_memory)
+    if need > limit:
+        raise GridTooLargeError(
+            f"the randomized-response set at length {n:,} needs about {format_bytes(need)} "
+            f"of memory, above the limit of {format_bytes(limit)}; give a shorter length.")
+    return build(n), label
 
 
 def _norm(x: Any) -> tuple:
@@ -157,19 +245,25 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
           outputs: Sequence[Any] | None = None, backend: str = "auto",
           fractions: bool = False, args: Mapping[str, Any] | None = None,
           cap: int = DEFAULT_ENUMERATION_CAP, input_cap: int = DEFAULT_INPUT_CAP,
-          length: int | None = None, progress: bool = False) -> ExactBound:
+          length: int | None = None, progress: bool = False,
+          max_memory: int | None = None) -> ExactBound:
     """The tight e^epsilon of ``target``: max over (x, x', y) of Pr[A(x)=y] / Pr[A(x')=y].
 
     ExactDP (Algorithm 2) over the privacy set chosen by ``pairs`` (see module doc);
     ``outputs`` restricts the outputs of an exhaustive/pair run. With ``fractions=True``
     e^epsilon is an exact Fraction and ``details['closed_form']`` reads ``ln(p/q)``.
+    Before inference starts, the memory it needs is estimated (:func:`check_memory`) and a
+    run above ``max_memory`` bytes (default half the machine's memory) is refused.
     """
     start = time.perf_counter()
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory,
+                   args)
     restricted = None
     details: dict[str, Any] = {}
     xs = None
     if isinstance(pairs, str):
-        pairs, restricted = _builtin_set(pairs, _length_only(target, length), "privacy")
+        pairs, restricted = _builtin_set(pairs, _length_only(target, length), "privacy",
+                                         max_memory)
     if pairs is not None:
         pairs = list(pairs)
         if not pairs:
@@ -182,8 +276,11 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
     if pairs is not None and len(pairs[0]) == 3:
         if inputs is not None:
             sets.check_covers(pairs, inputs)
-        for x in dict.fromkeys(_norm(v) for tr in pairs for v in tr[:2]):
+        distinct = list(dict.fromkeys(_norm(v) for tr in pairs for v in tr[:2]))
+        for x in distinct:
             _check_in_domain(t, x)
+        if t.backend != "bdd":  # per-input distributions (the BDD answers point queries)
+            check_memory(t, len(distinct), distinct[0], max_memory)
         inf_start = time.perf_counter()
         res = exact_dp_triples(t, pairs)
         details["inference_seconds"] = time.perf_counter() - inf_start
@@ -199,16 +296,18 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         else:
             xs = input_grid(t, inputs, input_cap)
             I, J = neighbor_pairs(t.neighbors, xs)
+        check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
         inf_start = time.perf_counter()
         table = inference_dense(t, xs, progress)
         details["inference_seconds"] = time.perf_counter() - inf_start
         if outputs is not None:
             table = _restrict_outputs(table, outputs)
+        I, J = done_pairs(table, I, J)
         syn = time.perf_counter()
         res = exact_dp_dense(table, I, J, progress)
         details["synthesis_seconds"] = time.perf_counter() - syn
         details["set"] = restricted or "exhaustive"
-        details["inputs"] = len(xs)
+        details["inputs"] = len(table.xs)  # fewer than xs when Ctrl-C cut inference short
         details["outputs"] = len(table.ys)
     e = res.e_epsilon
     eps = math.inf if e == math.inf else math.log(e)
@@ -321,7 +420,8 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
              truth: Callable | None = None, top_k: int = 5, backend: str = "auto",
              fractions: bool = False, args: Mapping[str, Any] | None = None,
              cap: int = DEFAULT_ENUMERATION_CAP, input_cap: int = DEFAULT_INPUT_CAP,
-             length: int | None = None, progress: bool = False) -> AccuracyBound:
+             length: int | None = None, progress: bool = False,
+             max_memory: int | None = None) -> AccuracyBound:
     """Tight (alpha, beta)-accuracy (Def. 2) by ExactAcc (Algorithm 3).
 
     1 - beta = min over the accuracy set of Pr(|A(x) - V_x| <= alpha) (distance: max over
@@ -333,14 +433,18 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     start = time.perf_counter()
     if not alpha >= 0:
         raise ParameterError(f"alpha must be a number >= 0, got {alpha!r}.")
+    _check_request(target, length, inputs is None, input_cap, max_memory, args)
     label = None
     if isinstance(inputs, str):
-        inputs, label = _builtin_set(inputs, _length_only(target, length), "accuracy")
+        inputs, label = _builtin_set(inputs, _length_only(target, length), "accuracy",
+                                     max_memory)
     elif inputs is not None:
         inputs = list(inputs)
     t = make_target(target, backend, fractions, args, cap, length,
                     n_inputs=_count_inputs(inputs, None))
     xs = input_grid(t, inputs, input_cap)
+    if t.backend != "bdd":  # per-input distributions (the BDD answers point queries)
+        check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
     if truth is None:
         truth = getattr(t.obj, "truth", None) or (lambda x: int(np.sum(x)))
     res = exact_acc(t, float(alpha), xs, truth, keep=max(1, int(top_k)))
@@ -363,7 +467,7 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
               pairs: Sequence | None = None, backend: str = "auto", fractions: bool = False,
               args: Mapping[str, Any] | None = None, cap: int = DEFAULT_ENUMERATION_CAP,
               input_cap: int = DEFAULT_INPUT_CAP, length: int | None = None,
-              progress: bool = False) -> ExactBound:
+              progress: bool = False, max_memory: int | None = None) -> ExactBound:
     """Smallest delta for which ``target`` is (epsilon, delta)-DP on the checked domain.
 
     delta = max over neighbor pairs of the hockey-stick divergence
@@ -371,6 +475,8 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     """
     start = time.perf_counter()
     check_epsilon(epsilon)
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory,
+                   args)
     pairs = None if pairs is None else list(pairs)
     inputs = None if inputs is None else list(inputs)
     t = make_target(target, backend, fractions, args, cap, length,
@@ -382,9 +488,14 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
         I, J = neighbor_pairs(t.neighbors, xs)
     if len(I) == 0:
         raise PrivetError("no two checked inputs are neighbors.")
+    check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
     table = inference_dense(t, xs, progress)
+    I, J = done_pairs(table, I, J)
     d, i, j = hockey_stick_dense(table, I, J, float(epsilon))
-    details: dict[str, Any] = {"pairs": len(I), "inputs": len(xs), "backend_choice": t.choice}
+    details: dict[str, Any] = {"pairs": len(I), "inputs": len(table.xs),
+                               "backend_choice": t.choice}
+    if table.interrupted:
+        details["interrupted"] = True  # a lower bound on delta, from the inputs done
     if t.compiled is not None:
         details["bdd_size"] = t.compiled.size
     return ExactBound(

@@ -41,6 +41,7 @@ from ..core.errors import (
 from ..core.mechanism import Mechanism
 from ..core.neighbors import TOL, Neighbors
 from ..core.noise import DEFAULT_ENUMERATION_CAP, Enumerate
+from ..core.safe import power_count, power_text
 from .bdd import Compiled, Program
 
 LOG_TOL = 1e-9           # relative tolerance of the float screen before exact comparison
@@ -153,7 +154,6 @@ def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
         return t
     if isinstance(obj, Mechanism):
         obj.require("enumerate", "privet.exact")
-        _require_discrete_noise(obj, length, args)
         resolved = obj.resolve_args(args) if args else dict(obj.args)
         if backend != "enumerate":
             from .backend import choose_backend
@@ -191,7 +191,7 @@ def _domain_count(mech: Mechanism, n: int) -> int:
 # Input domains and neighbor pairs
 # ------------------------------------------------------------------------------------------
 
-def _require_discrete_noise(mech: Mechanism, length: int | None,
+def require_discrete_noise(mech: Mechanism, length: int | None,
                             args: Mapping[str, Any] | None) -> None:
     """Say first when the noise is continuous: no input domain or length would help then
     (one probe run of the mechanism lists its draws, as the backend choice does)."""
@@ -226,9 +226,27 @@ def input_grid(target: Target, inputs: Iterable | None = None,
         for r in rows:
             _check_input(target, r)
         return np.asarray(rows)
+    values, length = grid_axes(target)
+    total = power_count(len(values), length)
+    if total > input_cap:
+        raise GridTooLargeError(
+            f"the input domain of {target.obj.name!r} has {power_text(len(values), length)} "
+            f"inputs, above the cap of {input_cap:,}; "
+            + advice("restrict it with inputs=/pairs= (e.g. the symmetry sets of "
+                     "privet.exact.sets) or raise input_cap",
+                     "check a shorter length (--length N) or the randomized-response set "
+                     "(--set rr)") + "."
+        )
+    # every vector over ``values``, last coordinate fastest (itertools.product's order)
+    idx = np.indices((len(values),) * length, dtype=np.int64).reshape(length, -1).T
+    return (idx + values.start).reshape(int(total), length)
+
+
+def grid_axes(target: Target) -> tuple[range, int]:
+    """The values of one input coordinate and the input length of the whole domain grid."""
     obj = target.obj
     if isinstance(obj, Program):
-        length, values = obj.length, list(range(obj.low, obj.high + 1))
+        length, values = obj.length, range(obj.low, obj.high + 1)
     else:
         dom = obj.domain
         length = target.length if target.length is not None else dom.length
@@ -249,19 +267,10 @@ def input_grid(target: Target, inputs: Iterable | None = None,
                 f"mechanism {obj.name!r} takes inputs of any length "
                 f"{lo}..{hi if hi is not None else '∞'}: give the length to check, "
                 + advice("length=n", "--length N") + ".")
-        values = list(range(int(dom.low), int(dom.high) + 1))
-    total = len(values) ** length
-    if total > input_cap:
-        raise GridTooLargeError(
-            f"the input domain of {obj.name!r} has {total:,} inputs, above the cap of "
-            f"{input_cap:,}; "
-            + advice("restrict it with inputs=/pairs= (e.g. the symmetry sets of "
-                     "privet.exact.sets) or raise input_cap",
-                     "check a shorter length (--length N) or the randomized-response set "
-                     "(--set rr)") + "."
-        )
-    grid = np.array(list(itertools.product(values, repeat=length)), dtype=np.int64)
-    return grid.reshape(total, length)
+        values = range(int(dom.low), int(dom.high) + 1)
+    if not isinstance(length, int) or length < 1:
+        raise InputError(f"the input length must be a positive whole number, got {length!r}.")
+    return values, length
 
 
 def _check_input(target: Target, x: tuple) -> None:
@@ -467,33 +476,43 @@ def inference_dense(target: Target, xs: np.ndarray, progress: bool = False) -> T
             logp = _logs_of_exact(ex) - math.log(c.denominator)
         return Table(np.asarray(xs), keys, logp, ex, c.denominator if ex is not None else 1,
                      time.perf_counter() - start)
-    dists = []
+    # each distribution becomes (output columns, values) as it arrives, so what is left after
+    # the loop -- also after Ctrl-C -- is one vectorized assignment per input
+    col: dict = {}
+    rows: list[tuple[np.ndarray, Any]] = []
     interrupted = False
     with _progress(progress, len(xs), f"inference ({target.backend})") as bar:
         try:
             for x in xs:
-                dists.append(target.distribution(tuple(x.tolist())))
+                d = target.distribution(tuple(x.tolist()))
+                cols = np.fromiter((col.setdefault(k, len(col)) for k in d), dtype=np.int64,
+                                   count=len(d))
+                vals = list(d.values()) if target.exact else \
+                    np.fromiter(d.values(), dtype=float, count=len(d))
+                rows.append((cols, vals))
                 if bar is not None:
                     bar.advance()
         except KeyboardInterrupt:  # keep the inputs done so far
             interrupted = True
-            if not dists:
+            if not rows:
                 raise
-            xs = xs[:len(dists)]
-    keys = sorted({k for d in dists for k in d}, key=_sort_key)
-    col = {k: j for j, k in enumerate(keys)}
+            xs = xs[:len(rows)]
+    keys = sorted(col, key=_sort_key)
+    order = np.empty(len(keys), dtype=np.int64)  # arrival column -> sorted column
+    order[np.fromiter((col[k] for k in keys), dtype=np.int64, count=len(keys))] = \
+        np.arange(len(keys))
     N, K = len(xs), len(keys)
     _check_table(N, K, target.name)
     logp = np.full((N, K), -np.inf)
     ex = np.full((N, K), Fraction(0), dtype=object) if target.exact else None
-    for i, d in enumerate(dists):
-        for k, p in d.items():
-            j = col[k]
-            if ex is not None:
-                ex[i, j] = p
-                logp[i, j] = _exact_log(p)
-            else:
-                logp[i, j] = math.log(p) if p > 0 else -np.inf
+    for i, (cols, vals) in enumerate(rows):
+        cols = order[cols]
+        if ex is not None:
+            ex[i, cols] = vals
+            logp[i, cols] = [_exact_log(p) for p in vals]
+        else:
+            with np.errstate(divide="ignore"):
+                logp[i, cols] = np.log(vals)
     return Table(np.asarray(xs), keys, logp, ex, 1, time.perf_counter() - start, interrupted)
 
 

@@ -103,15 +103,19 @@ def profile(target: Any, *, epsilons: Sequence[float] | None = None,
             orders: Sequence[float] = ORDERS, backend: str = "auto", fractions: bool = False,
             args: Mapping[str, Any] | None = None, cap: int = DEFAULT_ENUMERATION_CAP,
             input_cap: int = DEFAULT_INPUT_CAP, length: int | None = None,
-            progress: bool = False) -> ExactProfile:
+            progress: bool = False, max_memory: int | None = None) -> ExactProfile:
     """The exact privacy profile of ``target`` over its checked domain (see module doc).
 
     ``epsilons``: where δ(ε) is evaluated (default 0, 0.1, ..., 3, plus the claim's ε).
-    ``inputs``/``pairs``/``backend``/``fractions``/``length`` as in :func:`privet.exact.exact`.
+    ``inputs``/``pairs``/``backend``/``fractions``/``length``/``max_memory`` as in
+    :func:`privet.exact.exact`. Ctrl-C keeps the inputs inferred so far: the profile is then
+    a lower bound over the pairs among them, marked interrupted and never "verified".
     """
-    from . import _domain_text, _pair_grid
+    from . import _check_request, _domain_text, _pair_grid, check_memory, done_pairs
 
     start = time.perf_counter()
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory,
+                   args)
     t = make_target(target, backend, fractions, args, cap, length)
     if pairs is not None:
         xs, I, J = _pair_grid(t, list(pairs), input_cap)
@@ -120,7 +124,9 @@ def profile(target: Any, *, epsilons: Sequence[float] | None = None,
         I, J = neighbor_pairs(t.neighbors, xs)
     if len(I) == 0:
         raise PrivetError("no two checked inputs are neighbors.")
+    check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
     table = inference_dense(t, xs, progress)
+    I, J = done_pairs(table, I, J)
     mech = t.obj
     claim = getattr(mech, "claim", None)
     eps = sorted(set(DEFAULT_EPSILONS if epsilons is None else map(float, epsilons)) |
@@ -144,6 +150,8 @@ def profile(target: Any, *, epsilons: Sequence[float] | None = None,
         div = np.maximum(div, renyi(P_all[i], P_all[j], orders_arr, negligible))
     rho = _rho(P_all[I], P_all[J], negligible)
     verified, check = _check(claim, table, I, J, eps_arr, best, rho)
+    if table.interrupted:
+        verified, check = None, "interrupted: a lower bound from the inputs inferred so far"
     witnesses = tuple((table.xs[I[a]].tolist(), table.xs[J[a]].tolist()) for a in arg)
     return ExactProfile(
         mechanism=t.name, epsilons=tuple(eps), deltas=tuple(float(v) for v in best),
@@ -151,8 +159,8 @@ def profile(target: Any, *, epsilons: Sequence[float] | None = None,
         renyi={f"{a:g}": float(v) for a, v in zip(orders_arr, div)}, rho=rho,
         claim=claim.describe() if claim is not None else None, verified=verified,
         check=check, backend=t.backend, seconds=time.perf_counter() - start,
-        details={"pairs": int(len(I)), "inputs": int(len(xs)), "outputs": len(table.ys),
-                 "tail_note": note},
+        details={"pairs": int(len(I)), "inputs": int(len(table.xs)), "outputs": len(table.ys),
+                 "tail_note": note, **({"interrupted": True} if table.interrupted else {})},
     )
 
 

@@ -14,9 +14,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ..core.results import to_json, verdict_tone
+from ..core.results import interrupted, to_json, verdict_tone
 from ..core.text import fmt_num, fmt_p, fmt_pvalue, fmt_vec
 from .layout import Col, Fit, kv
+
+INTERRUPTED_NOTE = ("INTERRUPTED (Ctrl-C): partial results -- only what finished before the "
+                    "stop is shown; nothing below is complete.")
 
 _CONSOLE: Console | None = None
 
@@ -60,10 +63,17 @@ def show_progress(args: Any) -> bool:
 
 def emit(args: Any, result: Any, render) -> None:
     """What every engine subcommand prints: ``result`` as JSON under ``--json``, else
-    ``render(result)`` (a rich renderable); then the ``--html`` report when asked."""
+    ``render(result)`` (a rich renderable); then the ``--html`` report when asked.
+
+    A result Ctrl-C cut short (:func:`privet.core.results.interrupted`) is marked in all
+    three, and ``args.interrupted`` is set so the command exits 130."""
+    if interrupted(result):
+        args.interrupted = True
     if getattr(args, "json", False):
         print(to_json(result))
     else:
+        if interrupted(result):
+            console().print(INTERRUPTED_NOTE, style="bold red", markup=False, highlight=False)
         console().print(render(result))
     from .html import save_from_cli
 
@@ -85,13 +95,18 @@ _RENDERERS = {
 
 
 def render_any(result: Any) -> Any:
-    """The terminal rendering of any saved privet result (``privet report FILE.json``)."""
+    """The terminal rendering of any saved privet result (``privet report FILE.json``):
+    result types, and the JSON of ``privet list`` and ``privet sample``."""
     import importlib
 
     if isinstance(result, (list, tuple)):
         from rich.console import Group
 
         return Group(*[render_any(x) for x in result])
+    if isinstance(result, dict):
+        from .library import render_listing
+
+        return render_listing(result)
     name = type(result).__name__
     if name == "SuiteRow":
         from .library import suite_rows_table
@@ -103,5 +118,18 @@ def render_any(result: Any) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{module}"), function)(result)
 
 
+def render_saved(result: Any) -> str:
+    """:func:`render_any` as text, rendered completely before anything is printed (a value
+    that cannot be rendered raises here, leaving no half-printed table); interrupted
+    results start with :data:`INTERRUPTED_NOTE`."""
+    c = console()
+    with c.capture() as cap:
+        if interrupted(result):
+            c.print(INTERRUPTED_NOTE, style="bold red", markup=False, highlight=False)
+        c.print(render_any(result))
+    return cap.get()
+
+
 __all__ = ["Col", "Fit", "console", "emit", "fmt_claim", "fmt_num", "fmt_p", "fmt_pvalue",
-           "fmt_vec", "kv", "render_any", "show_progress", "table", "verdict_text"]
+           "fmt_vec", "kv", "render_any", "render_saved", "show_progress", "table",
+           "verdict_text"]

@@ -86,8 +86,12 @@ def plot_profile(r: CertifiedProfile, path: str | None = None) -> Any:
     fig.tight_layout()
     if path is None:
         return fig
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from .output import save_figure
+
+    try:
+        save_figure(fig, path)
+    finally:
+        plt.close(fig)
     return path
 
 

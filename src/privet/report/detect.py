@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+from .. import cli_support as flags
 from ..core.results import Counterexample, DetectResult, PValueCurve
 from ..core.text import fmt_value
 from . import (
@@ -132,26 +133,16 @@ def plot_curve(curves: PValueCurve | Sequence[PValueCurve], path: str, title: st
     ax.set_title(title or items[0].mechanism)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from .output import save_figure
+
+    try:
+        save_figure(fig, path)
+    finally:
+        plt.close(fig)
     return path
 
 
 # -- CLI -------------------------------------------------------------------------------------
-
-def _epsilons(spec: str) -> list[float]:
-    try:
-        a, b, k = spec.split(":")
-        lo, hi, n = float(a), float(b), int(k)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--test-epsilons takes a:b:k (k values from a to b), got {spec!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("--test-epsilons needs k >= 1.")
-    if n == 1:
-        return [lo]
-    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
-
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``privet detect TARGET ...`` to an argparse subparsers object."""
@@ -162,25 +153,26 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "suspicious output event and tests it on fresh samples.")
     if not any(a.dest == "target" for a in p._actions):
         p.add_argument("target", help="library name (statdp.svt) or MODULE:NAME / file.py:NAME")
-    p.add_argument("--epsilon", type=float, default=None,
+    p.add_argument("--epsilon", type=flags.epsilon, default=None,
                    help="test ε: the ε the test checks (default: the mechanism's claimed ε)")
-    p.add_argument("--delta", type=float, default=None,
+    p.add_argument("--delta", type=flags.real("delta", 0.0, 1.0, high_open=True), default=None,
                    help="test δ: test the (ε, δ) null P[M(D1) ∈ E] ≤ e^ε P[M(D2) ∈ E] + δ "
                         "(default: the claim's δ; pure claims use StatDP's test)")
-    p.add_argument("--n-max", type=int, default=400_000_000,
+    p.add_argument("--n-max", type=flags.count("the number of runs"), default=400_000_000,
                    help="cap on the fresh runs per input of an (ε, δ) test (default 4e8)")
-    p.add_argument("--claimed", type=float, default=None,
+    p.add_argument("--claimed", type=flags.epsilon, default=None,
                    help="run the mechanism with this claimed ε instead of its own")
-    p.add_argument("--test-epsilons", type=_epsilons, default=None, metavar="A:B:K",
-                   help="also compute the p-value curve at K test epsilons from A to B")
-    p.add_argument("--plot", default=None, metavar="FILE",
+    p.add_argument("--test-epsilons", type=flags.epsilon_range, default=None, metavar="A:B:K",
+                   help="also compute the p-value curve at K test epsilons from A to B "
+                        f"(A < B, K <= {flags.MAX_CURVE_POINTS})")
+    p.add_argument("--plot", default=None, metavar="FILE", type=flags.output_file("--plot"),
                    help="save the p-value curve (PNG) to FILE (without --test-epsilons: 11 "
                         "test ε from 0.5 to 1.5 times the test ε; --html draws the same)")
-    p.add_argument("--n-select", type=int, default=100_000,
+    p.add_argument("--n-select", type=flags.count("the number of samples"), default=100_000,
                    help="samples per input for event selection (default 100000)")
-    p.add_argument("--n-final", type=int, default=500_000,
+    p.add_argument("--n-final", type=flags.count("the number of samples"), default=500_000,
                    help="fresh samples per input for the final test (default 500000)")
-    p.add_argument("--alpha", type=float, default=0.05,
+    p.add_argument("--alpha", type=flags.probability("alpha"), default=0.05,
                    help="significance level of the test (default 0.05)")
     add_html_option(p)
     add_common_options(p)
@@ -200,7 +192,7 @@ def run_cli(args: argparse.Namespace) -> int:
             (mech.claim is None or mech.claim.kind == "pure"):
         # a plot and a report show the p-value curve (StatDP Fig. 1): 11 test ε around it
         base = args.epsilon or mech.epsilon or 1.0
-        test_eps = _epsilons(f"{0.5 * base}:{1.5 * base}:11")
+        test_eps = [base * (0.5 + 0.1 * i) for i in range(11)]
     as_json = bool(getattr(args, "json", False))
     result = detect(mech, args.epsilon, test_epsilons=test_eps, n_select=args.n_select,
                     n_final=args.n_final, alpha=args.alpha, seed=getattr(args, "seed", None),

@@ -13,6 +13,7 @@ import argparse
 from fractions import Fraction
 from typing import Any
 
+from .. import cli_support as flags
 from ..core.results import AccuracyBound, ExactBound
 from . import Col, Fit, emit, fmt_num, fmt_vec, kv, show_progress, table, verdict_text
 from .html import add_html_option
@@ -24,6 +25,9 @@ def _num(v: Any, digits: int = 6) -> str:
     if isinstance(v, Fraction) and v.denominator != 1:
         return f"{fmt_num(v)} (≈ {fmt_num(float(v), digits)})"
     return fmt_num(v, digits)
+
+
+MAX_LENGTH = 100_000  # --length: the restricted sets of Sec. V scale to long inputs
 
 
 def render_bound(b: ExactBound) -> Fit:
@@ -85,20 +89,31 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "(bdd: the inputs symbolic too; bdd-fixed: one BDD per input); "
                         "auto picks (default)")
     p.add_argument("--fractions", action="store_true", help="exact rational probabilities")
-    p.add_argument("--delta-for", type=float, metavar="EPS",
+    p.add_argument("--delta-for", type=flags.epsilon, metavar="EPS",
                    help="smallest delta for this epsilon (hockey-stick divergence)")
     p.add_argument("--profile", action="store_true",
                    help="the whole privacy profile δ(ε), tight Rényi/zCDP values and an exact "
                         "check of the claim (the default for (ε, δ) and zCDP claims)")
-    p.add_argument("--epsilons", default=None, metavar="A:B:K",
+    p.add_argument("--epsilons", type=flags.epsilon_grid, default=None, metavar="A:B:K",
                    help="where the profile evaluates δ(ε): K values from A to B (default 0:3:31)")
-    p.add_argument("--accuracy", type=float, metavar="ALPHA",
+    p.add_argument("--accuracy", type=flags.real("alpha", 0.0, 1e300), metavar="ALPHA",
                    help="tight (alpha, beta)-accuracy instead of epsilon")
-    p.add_argument("--top-k", type=int, default=5, metavar="K",
+    p.add_argument("--top-k", type=flags.count("the number of inputs", 1, 1_000_000),
+                   default=5, metavar="K",
                    help="with --accuracy: how many worst inputs to list (default 5)")
-    p.add_argument("--length", type=int, metavar="N", help="input length, when open")
+    p.add_argument("--length", type=flags.count("the input length", 1, MAX_LENGTH),
+                   metavar="N", help="input length, when open")
     p.add_argument("--set", default="exhaustive", choices=["exhaustive", "rr"],
                    help="privacy/accuracy set: exhaustive or randomized response (Sec. V)")
+    p.add_argument("--inputs", type=flags.input_list, default=None, metavar="X;X;...",
+                   help="check only these inputs, e.g. '0,0,1;0,1,1' or '[[0,0,1],[0,1,1]]' "
+                        "(default: the whole input domain)")
+    p.add_argument("--input-cap", type=flags.count("the input cap", 1, 2**40),
+                   default=None, metavar="N",
+                   help="refuse input domains with more than N inputs (default 65,536)")
+    p.add_argument("--max-memory", type=flags.memory_size, default=None, metavar="SIZE",
+                   help="refuse runs estimated to need more memory than SIZE (e.g. 8G; "
+                        "default half of the machine's memory)")
     add_html_option(p)
     add_common_options(p)
     p.set_defaults(run=run_cli)
@@ -123,27 +138,32 @@ def run_cli(args: argparse.Namespace) -> int:
     target = _load(args.target)
     progress = show_progress(args)
     common = dict(backend=args.backend, fractions=args.fractions, length=args.length,
-                  progress=progress)
+                  progress=progress, max_memory=args.max_memory)
+    if args.input_cap is not None:
+        common["input_cap"] = args.input_cap
+    if args.inputs is not None and args.set == "rr":
+        from ..core.errors import InputError
+
+        raise InputError("--inputs and --set rr each choose the inputs; give one of them.")
     if args.accuracy is not None:
         res = accuracy(target, args.accuracy, top_k=args.top_k,
-                       inputs="rr" if args.set == "rr" else None, **common)
+                       inputs="rr" if args.set == "rr" else args.inputs, **common)
         emit(args, res, render_accuracy)
         return 0
     if args.delta_for is not None:
-        res = delta_for(target, args.delta_for, **common)
+        res = delta_for(target, args.delta_for, inputs=args.inputs, **common)
         emit(args, res, render_bound)
         return 0
     claim = getattr(target, "claim", None)
     if getattr(args, "profile", False) or (claim is not None and claim.kind != "pure"):
         from ..exact import profile
         from .approx import render_exact_profile
-        from .detect import _epsilons
 
-        eps = _epsilons(args.epsilons) if getattr(args, "epsilons", None) else None
-        res = profile(target, epsilons=eps, **common)
+        res = profile(target, epsilons=getattr(args, "epsilons", None), inputs=args.inputs,
+                      **common)
         emit(args, res, render_exact_profile)
         return 1 if res.verified is False else 0
-    res = exact(target, pairs="rr" if args.set == "rr" else None, **common)
+    res = exact(target, pairs="rr" if args.set == "rr" else None, inputs=args.inputs, **common)
     emit(args, res, render_bound)
     violated = res.claimed_epsilon is not None and res.epsilon > res.claimed_epsilon + 1e-12
     return 1 if violated else 0

@@ -10,6 +10,7 @@ import numpy as np
 from rich.console import Group
 from rich.text import Text
 
+from .. import cli_support as flags
 from ..core.errors import PrivetError
 from ..core.results import PorosityResult, SensitivityResult
 from . import emit, fmt_num, fmt_p, fmt_vec, kv, show_progress, table, verdict_text
@@ -183,9 +184,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                                   "MODULE:NAME / file.py:NAME")
     q.add_argument("--d1", required=True, help="the first input, e.g. 0")
     q.add_argument("--d2", required=True, help="its neighbour, e.g. 1")
-    q.add_argument("-n", type=int, default=10_000,
+    q.add_argument("-n", type=flags.count("the number of outputs"), default=10_000,
                    help="outputs of each input to check (default 10000)")
-    q.add_argument("--budget", type=float, default=None, help="stop after this many seconds")
+    q.add_argument("--budget", type=flags.real("the budget", 0, 1e7, low_open=True),
+                   default=None, help="stop after this many seconds")
     q.add_argument("--method", choices=("auto", "exact", "sighting"), default="auto",
                    help="exact inversion of the sampler, sighting in samples, or auto")
     q.add_argument("--first", action="store_true", help="stop at the first witness")
@@ -201,8 +203,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     q.add_argument("target", help="floats.clamped_sum, floats.clamped_sum_f32, "
                                   "floats.int32_sum, or a library aggregate "
                                   "(diffprivlib.sum, opendp.sum_f32, ...)")
-    q.add_argument("--length", type=int, default=1024,
-                   help="largest number of records (default 1024)")
+    q.add_argument("--length", type=flags.count("the number of records", 1, 10**7),
+                   default=1024, help="largest number of records (default 1024)")
     q.add_argument("--no-certify", action="store_true",
                    help="do not hand the pair to detect and search")
     q = sub.add_parser("features", help="detect on a float feature of the outputs (black "

@@ -35,7 +35,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..core.results import VERDICTS, to_json, verdict_tone
+from ..core.results import VERDICTS, interrupted, to_json, verdict_tone
 from ..core.text import fmt_num, fmt_pvalue, fmt_value, fmt_vec
 
 MAX_ROWS = 50
@@ -834,6 +834,10 @@ def to_html(obj: Any) -> str:
     render = _RENDERERS.get(type(obj).__name__)
     if render is None or not dataclasses.is_dataclass(obj):
         return f"<pre>{esc(repr(obj))}</pre>"
+    if interrupted(obj):  # the shared marker (privet.core.results.interrupted)
+        from . import INTERRUPTED_NOTE
+
+        return f'<p class="interrupted">{badge(INTERRUPTED_NOTE, "warn")}</p>' + render(obj)
     return render(obj)
 
 
@@ -875,10 +879,14 @@ def page(title: str, body: str) -> str:
 
 
 def write_html(path: str | Path, objs: Any, title: str | None = None) -> Path:
-    """Write ``objs`` (a result or a list of results) as one self-contained HTML file."""
-    p = Path(path)
-    if p.parent and not p.parent.exists():
-        p.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``objs`` (a result or a list of results) as one self-contained HTML file.
+
+    The page is rendered first, then written to a temporary file and renamed into place
+    (:mod:`privet.report.output`): a failing or interrupted write leaves no half-written
+    file, and a directory that does not exist is refused, not created."""
+    from .output import check_output_path, write_atomic
+
+    check_output_path(path, "--html")
     items = list(objs) if isinstance(objs, (list, tuple)) and not \
         dataclasses.is_dataclass(objs) else [objs]
     if title is None:
@@ -886,14 +894,15 @@ def write_html(path: str | Path, objs: Any, title: str | None = None) -> Path:
                  getattr(o, "sketch", None) for o in items]
         names = [str(n) for n in names if n]
         title = "privet report" + (f": {', '.join(dict.fromkeys(names))}" if names else "")
-    p.write_text(page(title, to_html(items)), encoding="utf-8")
-    return p
+    return write_atomic(path, page(title, to_html(items)), "--html")
 
 
 def add_html_option(parser: Any) -> None:
     """Add ``--html FILE`` to an argparse (sub)parser (once)."""
     if not any(a.dest == "html" for a in parser._actions):
-        parser.add_argument("--html", default=None, metavar="FILE",
+        from ..cli_support import output_file
+
+        parser.add_argument("--html", default=None, metavar="FILE", type=output_file("--html"),
                             help="also write a self-contained HTML report (plots inline, "
                                  "opens with no network) to FILE")
 

@@ -6,6 +6,7 @@ import argparse
 from fractions import Fraction
 from typing import Any
 
+from .. import cli_support as flags
 from ..core.results import Bound, PufferfishVerdict
 from ..core.text import fmt_value
 from . import Fit, emit, fmt_num, kv, show_progress, verdict_text
@@ -70,15 +71,15 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "a sequence and parameter values), or unknown.")
     p.add_argument("spec", help="spec file, example name, or a discrete mechanism (library "
                    "name or MODULE:NAME), checked for DP through its HMM")
-    p.add_argument("--length", type=int, default=None,
+    p.add_argument("--length", type=flags.count("the input length", 1, 10_000), default=None,
                    help="input length of a mechanism whose domain leaves it open")
-    p.add_argument("--epsilon", default=None,
+    p.add_argument("--epsilon", type=flags.epsilon_text, default=None,
                    help="test ε: the privacy budget checked, e.g. 0.7 or 'ln(2)' (default: "
                         "the scenario's, or the mechanism's claimed ε)")
-    p.add_argument("--k-max", type=int, default=None,
+    p.add_argument("--k-max", type=flags.count("the sequence length", 1, 10**6), default=None,
                    help="longest observation sequence to check (default: the scenario's)")
-    p.add_argument("--timeout", type=float, default=60.0,
-                   help="solver seconds per sequence length (default 60)")
+    p.add_argument("--timeout", type=flags.real("the timeout", 0, 1e6, low_open=True),
+                   default=60.0, help="solver seconds per sequence length (default 60)")
     p.add_argument("--method", choices=("auto", "exact", "smt"), default="auto",
                    help="exact forward evaluation (fixed numeric parameters) or the SMT "
                         "solver (symbolic priors); auto picks (default)")
@@ -87,9 +88,13 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "verified symmetries")
     p.add_argument("--bound", action="store_true",
                    help="Algorithm 4: lower bound on epsilon by bracket + binary search")
-    p.add_argument("--precision", type=float, default=0.001,
+    p.add_argument("--precision", type=flags.real("the precision", 0, 1e3, low_open=True),
+                   default=0.001,
                    help="with --bound: stop the binary search when the bracket on ε is "
                         "this narrow (default 0.001)")
+    p.add_argument("--allow-code", action="store_true",
+                   help="let a spec's 'mechanism: FILE.py:NAME' (or MODULE:NAME) import and run "
+                        "that code; without it a spec is data and never runs code")
     add_html_option(p)
     add_common_options(p)
     p.set_defaults(run=run_cli)
@@ -99,11 +104,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
 def _resolve(spec: str) -> Any:
     """An example name or a spec file stays a string; anything else names a mechanism
     (library name, MODULE:NAME or FILE.py:NAME), checked for DP through its HMM."""
-    from pathlib import Path
+    import os
 
     from ..pufferfish.scenario import EXAMPLES
 
-    if spec in EXAMPLES or Path(spec).exists() or spec.endswith((".yaml", ".yml", ".json")):
+    if spec in EXAMPLES or os.path.lexists(spec) or spec.endswith((".yaml", ".yml", ".json")):
         return spec
     from ..cli_support import load_mechanism
 
@@ -113,24 +118,26 @@ def _resolve(spec: str) -> Any:
 def run_cli(args: argparse.Namespace) -> int:
     """Run the subcommand; exit 0 verified/bound, 1 violated, 3 unknown."""
 
-    from .. import pufferfish as _pf  # noqa: F401  (registers the callable module)
     from ..pufferfish import as_scenario, pufferfish
 
     spec = getattr(args, "spec", None) or getattr(args, "target", None)
     target: Any = _resolve(spec)
     inputs = None
     if not isinstance(target, str) and getattr(args, "length", None):
-        inputs = [tuple(r) for r in target.domain.inputs(args.length).tolist()]
+        inputs = [tuple(r) for r in target.domain.inputs(args.length, cap=20_000).tolist()]
+    allow_code = bool(getattr(args, "allow_code", False))
     if args.bound:
         from ..pufferfish.bound import lower_bound
 
-        b = lower_bound(target if not isinstance(target, str) else as_scenario(target),
+        b = lower_bound(target if not isinstance(target, str) else
+                        as_scenario(target, allow_code=allow_code),
                         args.precision, k=args.k_max, inputs=inputs,
                         method="smt" if args.method == "smt" else "exact")
         emit(args, b, render_bound)
         return 0
     v = pufferfish(target, args.epsilon, inputs=inputs, k_max=args.k_max, timeout=args.timeout,
                    method=args.method, progress=show_progress(args),
-                   symmetry="none" if getattr(args, "no_symmetry", False) else "auto")
+                   symmetry="none" if getattr(args, "no_symmetry", False) else "auto",
+                   allow_code=allow_code)
     emit(args, v, render)
     return {"verified": 0, "violated": 1}.get(v.status, 3)

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.console import Group
 
+from .. import cli_support as flags
 from ..core.results import Bound
 from . import Col, Fit, emit, fmt_claim, fmt_num, fmt_vec, kv, show_progress, table, verdict_text
 from .html import add_html_option
@@ -75,26 +76,28 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "correlated sampling, a smooth surrogate optimized with SLSQP, and a "
                     "fresh-sample (or exact) confirmation of the best witness.")
     p.add_argument("target", help="library name (dpfinder.at1) or MODULE:NAME / file.py:NAME")
-    p.add_argument("--iterations", "-N", type=int, default=10,
+    p.add_argument("--iterations", "-N", type=flags.count("the number of iterations", 1,
+                                                          100_000), default=10,
                    help="DP-Finder iterations (random starts), default 10")
-    p.add_argument("--confidence", type=float, default=0.9,
+    p.add_argument("--confidence", type=flags.probability("the confidence"), default=0.9,
                    help="confidence of the certified bound, default 0.9")
     p.add_argument("--method", choices=("auto", "slsqp", "local"), default="auto",
                    help="optimizer: SLSQP on the Relaxed surrogate, derivative-free, or auto")
-    p.add_argument("--n-confirm", type=int, default=None,
+    p.add_argument("--n-confirm", type=flags.count("the number of samples"), default=None,
                    help="fresh samples for the confirmation (default: chosen from p)")
-    p.add_argument("--epsilon", type=float, default=None,
+    p.add_argument("--epsilon", type=flags.epsilon, default=None,
                    help="test ε: the certified bound is compared with it for the verdict and "
                         "the exit code (default: the claimed ε; an (ε, δ) or zCDP claim: the "
                         "ε at which δ is certified)")
-    p.add_argument("--claimed", type=float, default=None,
+    p.add_argument("--claimed", type=flags.epsilon, default=None,
                    help="run the mechanism with this claimed ε instead of its own")
-    p.add_argument("--delta", type=float, default=None,
+    p.add_argument("--delta", type=flags.real("delta", 0.0, 1.0, low_open=True,
+                                              high_open=True), default=None,
                    help="certify ε at this δ, and the whole lower curve ε(δ) (default: the "
                         "claim's δ; zCDP claims: 1e-5)")
-    p.add_argument("--n-max", type=int, default=400_000_000,
+    p.add_argument("--n-max", type=flags.count("the number of runs"), default=400_000_000,
                    help="cap on the fresh runs per input of an (ε, δ) search (default 4e8)")
-    p.add_argument("--plot", default=None, metavar="FILE",
+    p.add_argument("--plot", default=None, metavar="FILE", type=flags.output_file("--plot"),
                    help="save the certified curve ε(δ) against the claim (PNG)")
     p.add_argument("--baseline", action="store_true",
                    help="also run the random-search baseline with the same budget")

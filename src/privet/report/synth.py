@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+from .. import cli_support as flags
 from ..core.results import SynthResult
 from . import Col, Fit, emit, fmt_num, fmt_vec, show_progress, table, verdict_text
 from .html import add_html_option
@@ -90,7 +91,8 @@ def render(result: SynthResult) -> Any:
         head = Text(f"{result.sketch}: best completion {best.describe()} — {best.verdict}",
                     style="bold green")
     else:
-        head = Text(f"{result.sketch}: no completion found in {result.grammar}",
+        cut = " before Ctrl-C stopped it" if result.details.get("interrupted") else ""
+        head = Text(f"{result.sketch}: no completion found in {result.grammar}{cut}",
                     style="bold red")
     parts.append(head)
     if result.textbook:
@@ -129,10 +131,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "import sketch).")
     p.add_argument("target", help="kolahal.<name>, textbook.<name>, MODULE:SKETCH or "
                                   "path/file.py:SKETCH")
-    p.add_argument("--epsilon", type=float, default=None,
+    p.add_argument("--epsilon", type=flags.epsilon, default=None,
                    help="test ε: the ε the completed mechanism must satisfy (default: the "
                         "ε the sketch declares)")
-    p.add_argument("--top", type=int, default=None,
+    p.add_argument("--top", type=flags.count("the number of candidates", 1, 10_000),
+                   default=None,
                    help="verify at least this many candidates (default 5 x #holes; the "
                         "top tightness/magnitude band may add more)")
     p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto",

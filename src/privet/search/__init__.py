@@ -661,13 +661,18 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
             "SLSQP on eps^d (Relaxed)" if opts.get("gradient") else
             "derivative-free local search"),
     }
-    if best is None:
+    if best is None or details["interrupted"]:
+        # Ctrl-C: no fresh-sample confirmation (it takes seconds), so nothing is certified
+        verdict = "no violation found" if not details["interrupted"] else (
+            "interrupted before the fresh-sample confirmation: nothing is certified")
+        if best is not None:
+            details["search_estimate"] = best["estimate"]
         bound = Bound(mechanism=mech.name, value=0.0, confidence=float(confidence),
                       method="dpfinder" if not random_only else "random search",
                       claimed_epsilon=mech.epsilon, seed=seed, test_epsilon=test_eps,
                       claim=mech.describe_claim(),
                       seconds=time.perf_counter() - t0,
-                      details={**details, "verdict": "no violation found"})
+                      details={**details, "verdict": verdict})
     else:
         conf = confirm(mech, best["x"], best["x2"], best["event"], args=resolved,
                        n=_confirm_size(n_confirm, best["p"][0]), confidence=confidence,
@@ -685,7 +690,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                       claimed_epsilon=mech.epsilon, seed=seed, test_epsilon=test_eps,
                       claim=mech.describe_claim(),
                       seconds=time.perf_counter() - t0, details=details)
-    if baseline and not random_only:
+    if baseline and not random_only and not details["interrupted"]:
         base = search(mech, iterations=iterations, confidence=confidence, n_confirm=n_confirm,
                       seed=int(base_seed.generate_state(1)[0]), args=args, method="random",
                       executor=executor, **options)

@@ -21,6 +21,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..core.errors import PrivetError, check_epsilon
 from ..core.mechanism import Mechanism
 from ..core.results import (
@@ -233,23 +235,34 @@ def synth(
         interrupted = True
     times["init"] = time.perf_counter() - t0
 
+    # After Ctrl-C the remaining phases are skipped (each would take seconds): the result
+    # keeps what finished and is marked interrupted.
     # -- opti: getNoiseRegion at γ ----------------------------------------------------------
     t0 = time.perf_counter()
-    bar.update("getNoiseRegion (differential evolution)")
-    gamma_ex = [e for e in examples if e.setting == 0]
-    region = noise_region(sketch, settings[0], gamma_ex, m=m_region, seed=seed, lam=lam)
+    region = Region(float(settings[0]["epsilon"]), [], np.zeros((0, sketch.n_holes)),
+                    notes=["not computed: interrupted"])
+    if not interrupted:
+        bar.update("getNoiseRegion (differential evolution)")
+        gamma_ex = [e for e in examples if e.setting == 0]
+        try:
+            region = noise_region(sketch, settings[0], gamma_ex, m=m_region, seed=seed,
+                                  lam=lam)
+        except KeyboardInterrupt:
+            interrupted = True
     times["opti"] = time.perf_counter() - t0
 
     # -- enum: candidates in Nbhd(R), ranked --------------------------------------------------
     t0 = time.perf_counter()
-    bar.update("findExpr: enumerate and rank")
-    cands = neighborhood(sketch, region, settings[0], radius)
     evaluator = Evaluator(sketch, settings, examples, m=m_rank, seed=seed)
-    try:
-        ranked, _ = rank(evaluator, cands)
-    except KeyboardInterrupt:
-        interrupted = True
-        ranked = []
+    cands, ranked = [], []
+    if not interrupted:
+        bar.update("findExpr: enumerate and rank")
+        try:
+            cands = neighborhood(sketch, region, settings[0], radius)
+            ranked, _ = rank(evaluator, cands)
+        except KeyboardInterrupt:
+            interrupted = True
+            ranked = []
     times["enum"] = time.perf_counter() - t0
 
     # -- verify: every candidate of the top band, in rank order ----------------------------------
