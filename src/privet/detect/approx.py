@@ -210,7 +210,10 @@ def affine_gaussian(mech: Mechanism, x, args: Mapping[str, Any]) -> AffineGaussi
     mechanism is a black box, draws other noise, branches on it or is not affine in it."""
     if not mech.supports("ops"):
         return None
-    z3 = tr._z3()
+    try:
+        z3 = tr._z3()
+    except ImportError:   # the smt extra is not installed: the sampling path
+        return None
     noise = _GaussianSymbols()
     token = tr._ACTIVE.set(noise)
     try:
@@ -453,7 +456,7 @@ def _exact_detect(mech: Mechanism, null: Null, white: tuple, f, path: str, notes
                  "excess": float(excess[k]), "family_size": fam.size,
                  "statistic": fam.statistic.describe(), "arg_path": path, "test": how},
     )
-    verdict = (f"violation found (exact): P[M(D1) ∈ E] = {p1[k]:.4g} exceeds "
+    verdict = (f"violation (exact): P[M(D1) ∈ E] = {p1[k]:.4g} exceeds "
                f"e^ε·P[M(D2) ∈ E] + δ = {bound[k]:.4g}" if rejected else "no violation found")
     return DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=e_w, verdict=verdict,
