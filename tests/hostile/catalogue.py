@@ -249,6 +249,8 @@ def _cases() -> list[Case]:
             ("prior 1/0", "model: {builtin: truncated_geometric}\nprior: {'0': 1/0}\n"
                           "secrets: {a: ['0']}\n"),
             ("not a mapping", "- 1\n- 2\n"),
+            ("a bare !!int tag", "!!int "),
+            ("!!float tag on an empty value", "k: !!float\n"),
             ("1,000 nested lists", "[" * 1000 + "]" * 1000 + "\n"),
             ("2 MB spec", "name: " + "x" * (2 * 2**20) + "\n")):
         add(Case(f"pufferfish: {name}", ("pufferfish", "spec.yaml", "--epsilon", "ln(2)"),

@@ -12,8 +12,8 @@ import math
 import pytest
 from hypothesis import given, settings
 
-from privet import cli_support as flags
 from privet.cli import build_parser
+from privet.core.safe import MAX_DECIMAL_EXPONENT
 
 from .test_properties import flag_text
 
@@ -73,8 +73,8 @@ def test_no_flag_reads_a_number_without_bounds():
 def _bounded(value, depth: int = 0) -> bool:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return True
-    if isinstance(value, int):
-        return abs(value) <= flags.MAX_SEED
+    if isinstance(value, int):  # digits bounded (a seed up to 2^128, an input like 1e39)
+        return abs(value) <= 10 ** MAX_DECIMAL_EXPONENT
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, (list, tuple)):
