@@ -102,6 +102,14 @@ def main() -> int:
         f"{max(stops) if stops else 0:.2f} s; largest peak "
         f"{max((r['peak_mb'] or 0) for r in rows)} MB; this script's CPU "
         f"{time.process_time() - cpu0:.1f} s; load average {load0[0]:.1f} -> {load1[0]:.1f}")
+    slow_only = [r for r in rows if r["problems"] and all(
+        p.startswith("took ") for p in r["problems"])]
+    if slow_only:
+        console.print(
+            f"{len(slow_only)} of the misses are wall time only (right exit code, one "
+            f"sentence, memory), with at most "
+            f"{max(r['cpu_seconds'] for r in slow_only):.2f} CPU s each: on a loaded machine "
+            "the wall time is the load's; re-run on an idle one.")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return 1 if misses else 0
