@@ -96,7 +96,8 @@ MAX_CURVE_POINTS = 1_000      # k of --test-epsilons a:b:k
 
 
 def _flag_error(err: Exception) -> argparse.ArgumentTypeError:
-    return argparse.ArgumentTypeError(str(err).rstrip("."))
+    text = err.for_cli() if isinstance(err, PrivetError) else str(err)  # flags' spelling
+    return argparse.ArgumentTypeError(text.rstrip("."))
 
 
 def integer(text: str, what: str = "value", low: int | None = None,
