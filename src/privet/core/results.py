@@ -104,6 +104,39 @@ def from_json(text: str) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
+# Words every renderer shares (terminal, HTML, JSON verdicts)
+# --------------------------------------------------------------------------------------------
+
+P_FLOOR = 1e-300  # below this a p-value is not a number worth printing (0 included)
+
+
+def p_value_text(p: float | None, digits: int = 3) -> str:
+    """A p-value for people: ``0.047``, ``3e-155``, or ``< 1e-300`` when it underflows (or is
+    0: a count of zero under one input gives an exact 0 only in floating point)."""
+    if p is None:
+        return "—"
+    if p < P_FLOOR:
+        return f"< {P_FLOOR:.0e}"
+    return f"{p:.{digits}g}"
+
+
+def p_text(p: float | None, digits: int = 3) -> str:
+    """``p = 0.047`` or ``p < 1e-300`` (see :func:`p_value_text`)."""
+    text = p_value_text(p, digits)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+VIOLATION, NO_VIOLATION, INCONCLUSIVE = "violation found", "no violation found", "inconclusive"
+
+
+def inconclusive_text(p: float, tests: int, digits: int = 2) -> str:
+    """The verdict of a p-value below alpha that does not survive the correction for the
+    run's other claims: never red, never "no violation found" either."""
+    return (f"{INCONCLUSIVE}: {p_text(p, digits)}, not significant after correction for "
+            f"{tests} tests")
+
+
+# --------------------------------------------------------------------------------------------
 # Common results
 # --------------------------------------------------------------------------------------------
 
@@ -286,9 +319,12 @@ class DetectResult:
     """``privet.detect``: StatDP's test of one mechanism at one test epsilon.
 
     ``verdict`` is "violation found (p = ...)" or "no violation found"; ``p_value`` is the
-    final test's (fresh samples) of the selected (D1, D2, args, event); ``counterexample``
-    is that witness when the test rejects at ``alpha``, else None. ``candidates`` are the
-    best events of the best-scoring input pairs, each with its own final-test p-value.
+    final test's (fresh samples) of the selected (D1, D2, args, event) -- the sequential
+    p-value (:mod:`privet.stats.sequential`) when the test ran in looks, valid at every
+    level; ``counterexample`` is that witness when the test rejects at ``alpha``, else None.
+    ``details['samples']`` counts every output drawn (pilot, selection, final).
+    ``candidates`` are the best events of the best-scoring input pairs, each with its own
+    final-test p-value.
     ``curve`` holds the p-value curve when test epsilons were given; ``arg_path`` says how
     the arguments were found: "maxsmt", "grid", "given" or "defaults".
     """
@@ -309,7 +345,7 @@ class DetectResult:
 
     @property
     def violation(self) -> bool:
-        return self.p_value < self.alpha
+        return self.counterexample is not None
 # === end detect results ===
 
 
