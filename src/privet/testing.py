@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .core.mechanism import Mechanism, as_mechanism
-from .core.results import Counterexample
+from .core.results import Counterexample, p_text
 from .stats.counts import two_sample_counts
 
 
@@ -51,6 +51,8 @@ def _describe(cx: Counterexample | None) -> str:
     parts.append(f"event {cx.event}")
     if cx.counts is not None and cx.n is not None:
         parts.append(f"counts {cx.counts[0]}/{cx.n[0]} vs {cx.counts[1]}/{cx.n[1]}")
+    if cx.p_value is not None:
+        parts.append(p_text(cx.p_value))
     if cx.probabilities is not None:
         parts.append(f"probabilities {cx.probabilities[0]} vs {cx.probabilities[1]}")
     if cx.seed is not None:
@@ -87,7 +89,7 @@ def assert_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float = 0.
     from .detect import detect
 
     res = detect(mech, eps, alpha=alpha, seed=seed, **kwargs)
-    if res.p_value < alpha:
+    if res.violation:
         raise AssertionError(f"{res.mechanism} is not {res.test_epsilon:g}-DP: "
                              f"{res.verdict} at level {alpha:g}"
                              f"{_describe(res.counterexample)}")
@@ -114,10 +116,10 @@ def assert_not_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float 
     from .detect import detect
 
     res = detect(mech, eps, alpha=alpha, seed=seed, **kwargs)
-    if not res.p_value < alpha:
+    if not res.violation:
         raise AssertionError(f"{res.mechanism}: expected a violation of "
                              f"{res.test_epsilon:g}-DP, but no violation found "
-                             f"(p = {res.p_value:.3g} ≥ α = {alpha:g}, seed {res.seed})")
+                             f"({p_text(res.p_value)} > α = {alpha:g}, seed {res.seed})")
     return res
 
 

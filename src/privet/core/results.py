@@ -301,7 +301,9 @@ class SuiteLine:
 @dataclass(frozen=True)
 class SuiteResult:
     """A ``privet suite`` run: per-engine ``rows`` (with full results) and per-mechanism
-    ``lines``. ``interrupted`` is True when Ctrl-C stopped it (what finished is kept)."""
+    ``lines``. ``interrupted`` is True when Ctrl-C stopped it (what finished is kept).
+    ``alpha`` bounds the probability that any line wrongly reads "violation" (Holm over
+    ``tests`` statistical claims; exact and SMT results are proofs)."""
 
     rows: tuple
     lines: tuple
@@ -310,6 +312,8 @@ class SuiteResult:
     interrupted: bool = False
     seconds: float = 0.0
     seed: int | None = None
+    alpha: float = 0.05      # family-wise error rate of the run's statistical claims (Holm)
+    tests: int = 0           # how many statistical claims the correction covers
 
 
 # === detect results ===

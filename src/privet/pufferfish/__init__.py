@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._engine import make_callable
-from ..core.errors import InputError, ParameterError
+from ..core.errors import InputError, NothingToCheckError, ParameterError
 from ..core.mechanism import Mechanism
 from ..core.results import PufferfishVerdict
 from .scenario import EXAMPLES, Budget, Scenario, budget, load_spec, mechanism_scenario
@@ -55,6 +55,23 @@ def _ratio(probs: tuple | None) -> Any:
         return None
     p1, p2 = probs
     return Fraction(p1) / Fraction(p2) if p2 else float("inf")
+
+
+def check_pairs(sc: Scenario) -> None:
+    """Raise :class:`NothingToCheckError` when the scenario compares no two distinct secrets
+    (one secret, ``pairs: []``, only pairs of a secret with itself, a one-input domain):
+    every observation sequence would pass without a single probability being compared, and
+    "verified" would claim a check that never happened."""
+    if not any(a != b for a, b in sc.pairs):
+        what = "data sets" if sc.kind == "dp" else "secrets"
+        n = len(sc.initial)
+        fix = (f"give at least two {what}" if n < 2 else
+               "list the pairs to compare, or leave 'pairs' out to compare every two")
+        raise NothingToCheckError(
+            f"nothing to check: {sc.name or 'the scenario'} has {n} "
+            f"{what[:-1] if n == 1 else what} and no pair of distinct {what} to compare, so "
+            f"no probability would be compared; {fix}."
+        )
 
 
 def check_length(sc: Scenario, eps: Budget, k: int, *, method: str = "auto",
@@ -96,7 +113,10 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
     declared symmetries after verifying them exactly (:mod:`.symmetry`; recorded in
     ``details['symmetry']``), ``none`` checks every pair.
 
-    The verdict stops at the first violating length; "unknown" when a solver gave up.
+    The verdict stops at the first violating length; "unknown" when a solver gave up. A
+    scenario with no pair of distinct secrets to compare raises
+    :class:`~privet.core.errors.NothingToCheckError` (the CLI exits 2): there is nothing
+    to verify.
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
@@ -104,6 +124,7 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
         raise ParameterError(f"symmetry must be 'auto' or 'none', got {symmetry!r}.")
     t0 = time.perf_counter()
     sc = as_scenario(target, inputs=inputs, args=args)
+    check_pairs(sc)
     eps_in = epsilon if epsilon is not None else sc.epsilon
     if eps_in is None:
         raise ParameterError("give epsilon (for example 0.7 or ln(2)); the scenario has none.")
@@ -184,8 +205,8 @@ def __getattr__(name: str) -> Any:  # lazy: privet.pufferfish.lower_bound etc.
     raise AttributeError(name)
 
 
-__all__ = ["Budget", "Scenario", "as_scenario", "budget", "check_length", "load_spec",
-           "pufferfish"]
+__all__ = ["Budget", "Scenario", "as_scenario", "budget", "check_length", "check_pairs",
+           "load_spec", "pufferfish"]
 
 
 make_callable(__name__)  # privet.pufferfish(...) calls pufferfish() once the package is bound

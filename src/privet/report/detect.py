@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..core.results import Counterexample, DetectResult, PValueCurve
+from ..core.results import Counterexample, DetectResult, PValueCurve, p_value_text
 from . import console as shared_console
 from . import emit
 from .html import add_html_option
@@ -27,9 +27,7 @@ def _vec(x: Sequence) -> str:
 
 
 def _p(p: float | None) -> str:
-    if p is None:
-        return "-"
-    return "0" if p == 0 else f"{p:.3g}"
+    return p_value_text(p)
 
 
 def counterexample_table(cx: Counterexample, title: str = "counterexample") -> Table:
@@ -79,7 +77,8 @@ def _g(x: float | None) -> str:
 def render(result: DetectResult) -> Group:
     """A rich renderable of a detect result."""
     parts: list[Any] = []
-    color = "red" if result.violation else "green"
+    color = "red" if result.violation else \
+        ("yellow" if result.verdict.startswith("inconclusive") else "green")
     head = Text()
     head.append(f"{result.mechanism}: ", style="bold")
     head.append(result.verdict, style=f"bold {color}")

@@ -109,15 +109,16 @@ def _plain_num(v: Any) -> str:
 
 
 def _p(p: float | None) -> str:
-    if p is None:
-        return "—"
-    return "0" if p == 0 else esc(f"{p:.3g}")
+    from ..core.results import p_value_text
+
+    return esc(p_value_text(p))
 
 
 def verdict_class(text: str) -> str:
     """CSS class of a verdict: violation red, verified green, no violation grey, else amber."""
     t = str(text).lower().strip()
-    if t.startswith(("unknown", "error", "stopped", "interrupted")):
+    if t.startswith(("unknown", "error", "stopped", "interrupted", "inconclusive",
+                     "nothing to check")):
         return "warn"
     if t.startswith(("no violation", "no completion")) or \
             ("no violation" in t and not t.startswith("violation")):
@@ -767,8 +768,14 @@ def render_suite(s: Any) -> str:
     """Summary table, ε-bounds chart over all mechanisms, one collapsible section each."""
     mode = "quick" if s.quick else "full"
     state = " — interrupted: what finished is shown" if s.interrupted else ""
+    tests = getattr(s, "tests", 0)
+    control = (f"<p>Family-wise error ≤ {esc(f'{s.alpha:g}')} over {tests} statistical tests "
+               "(Holm's procedure): the probability that any line wrongly reads “violation” "
+               "is at most that. Exact and SMT results are proofs and need no "
+               "correction.</p>" if tests else "")
     out = [f"<h2>suite ({esc(mode)}, engines {esc(', '.join(map(str, s.engines)))}, "
-           f"{_num(s.seconds, 3)} s{esc(state)})</h2>", render_suite_lines(s.lines)]
+           f"{_num(s.seconds, 3)} s{esc(state)})</h2>", control,
+           render_suite_lines(s.lines)]
     out.append(plot_epsilon_bounds(
         [{"name": ln.mechanism, "lower": ln.lower_bound, "confidence": ln.confidence,
           "exact": ln.exact_epsilon, "claimed": ln.claimed_epsilon, "known": ln.true_epsilon}

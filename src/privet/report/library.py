@@ -77,8 +77,10 @@ FIGURE_NAMES = {"sample": "outputs/s", "detect": "p-value", "exact": "exact ε",
 
 
 def _verdict_style(verdict: str) -> str:
-    if verdict.startswith("violation"):
+    if verdict.startswith(("violation", "conflict")):
         return f"[red]{verdict}[/red]"
+    if verdict.startswith(("inconclusive", "interrupted")):
+        return f"[yellow]{verdict}[/yellow]"
     if verdict.startswith("verified"):
         return f"[green]{verdict}[/green]"
     if verdict.startswith("error"):
@@ -97,8 +99,12 @@ def suite_table(result: Any) -> Table:
                      fmt_num(ln.exact_epsilon, 4), f"{ln.seconds:.1f}"])
     mode = "quick" if result.quick else "full"
     state = ", interrupted: what finished is shown" if result.interrupted else ""
+    tests = getattr(result, "tests", 0)
+    control = (f"; family-wise error ≤ {result.alpha:g} over {tests} statistical tests "
+               "(Holm)" if tests else "")
     title = (f"privet suite ({mode}, engines {', '.join(result.engines)}, "
-             f"{result.seconds:.0f} s{state}); --json or --html for every engine's result")
+             f"{result.seconds:.0f} s{state}{control}); --json or --html for every engine's "
+             "result")
     return table(title, ["mechanism", "claimed ε", "known ε", "verdict", "counterexample",
                          "certified ε ≥", "exact ε", "s"], body)
 

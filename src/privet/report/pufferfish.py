@@ -59,7 +59,11 @@ def render_bound(b: Bound) -> Any:
     d = b.details
     t.add_row("lower bound", f"epsilon >= {b.value:g} (violated, exact); "
                              f"{d.get('upper'):g}-DP verified at length {d.get('k')}")
-    t.add_row("bracket", f"{d.get('bracket')} from {d.get('bracket_source')}")
+    fixed = d.get("bracket_corrected") or []
+    note = (f"; the verifier moved its {' and '.join(fixed)} end" +
+            ("s" if len(fixed) > 1 else "") if fixed else "; both ends confirmed by the verifier"
+            if d.get("bracket_source", "").startswith("privet.detect") else "")
+    t.add_row("bracket", f"{d.get('bracket')} from {d.get('bracket_source')}{note}")
     t.add_row("checks", str(len(d.get("checks", []))))
     t.add_row("time", f"{b.seconds:.2f} s")
     return t

@@ -45,6 +45,7 @@ the engines that call :func:`sequential_step`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,7 +159,7 @@ def clearly_below(c1: int, c2: int, n1: int, n2: int, epsilon: float, delta: flo
     null with room to spare, so more samples would hardly make it a violation."""
     _check_delta(delta)
     a = (1.0 - confidence) / 2.0
-    p1_up = 1.0 if c1 >= n1 else float(special.betaincinv(c1 + 1, n1 - c1, 1 - a))
+    p1_up = 1.0 if c1 >= n1 else float(special.betainccinv(c1 + 1, n1 - c1, a))
     if c2 <= 0:
         return False
     p2_lo = float(special.betaincinv(c2, n2 - c2 + 1, a))
@@ -175,6 +176,16 @@ def sequential_step(c1: int, c2: int, n1: int, n2: int, epsilon: float, *, desig
     ``delta`` must be 0 for now (see the module docstring). Returns a :class:`Step`.
     """
     p = fixed_pvalue(c1, c2, n1, n2, epsilon, delta)
+    return decide(p, design, look, previous,
+                  lambda: clearly_below(c1, c2, n1, n2, epsilon, delta))
+
+
+def decide(p: float, design: Design, look: int, previous: float = 1.0,
+           futile: Callable[[], bool] | None = None) -> Step:
+    """The decision of look ``look`` from its fixed-size p-value ``p`` (any valid test of a
+    fixed sample size): reject at ``design.level(look)``, else accept at the last look or
+    when ``futile()`` says the evidence clearly favours the null, else continue.
+    ``previous``: the previous look's ``Step.bonferroni`` (1 at the first)."""
     level = design.level(look)
     w = design.weight(look)
     bonf = float(min(previous, p / w if w > 0 else 1.0, 1.0))
@@ -184,7 +195,7 @@ def sequential_step(c1: int, c2: int, n1: int, n2: int, epsilon: float, *, desig
     p_seq = float(min(1.0, design.alpha + bonf))
     if look >= len(design.looks) - 1:
         return Step(ACCEPT, p, level, p_seq, bonf)
-    if clearly_below(c1, c2, n1, n2, epsilon, delta):
+    if futile is not None and futile():
         return Step(ACCEPT, p, level, p_seq, bonf, futile=True)
     return Step(CONTINUE, p, level, p_seq, bonf)
 
@@ -203,5 +214,5 @@ def first_rejections(pvalues, alpha: float) -> int:
 
 
 __all__ = ["ACCEPT", "CONTINUE", "Design", "FIRST_LOOK", "FUTILITY", "GROWTH", "REJECT",
-           "RHO", "Step", "clearly_below", "first_rejections", "fixed_pvalue", "schedule",
-           "sequential_step"]
+           "RHO", "Step", "clearly_below", "decide", "first_rejections", "fixed_pvalue",
+           "schedule", "sequential_step"]
