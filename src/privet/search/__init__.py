@@ -4,10 +4,11 @@ optimization (DP-Finder, Bichsel et al., CCS 2018).
 ``search(mech)`` runs N iterations. Each draws a random triple (x, x', Phi) -- a singleton
 Phi for discrete outputs, a box for continuous ones -- estimates eps(x, x', Phi) with
 correlated sampling (Eqs. (5)-(6), :mod:`privet.search.estimate`) using an adaptive sample
-size (Sec. 6.1: 2,000 samples, doubled until the M-CLT interval of Sec. 4.5 is narrower than
-4e-3), then maximizes the smooth surrogate eps^d (Sec. 5, :mod:`privet.search.relaxed`) with
-SLSQP under the neighbor relation and p^(x) >= 1e-2 (:mod:`privet.search.optimize`), then
-walks the pair toward the event's tail (where ratios such as noisyMax's approach e^eps).
+size (Sec. 6.1: 2,000 samples, doubled until the M-CLT interval of Sec. 4.5 -- an
+approximate interval, used for sample sizing only -- is narrower than 4e-3), then
+maximizes the smooth surrogate eps^d (Sec. 5, :mod:`privet.search.relaxed`) with SLSQP
+under the neighbor relation and p^(x) >= 1e-2 (:mod:`privet.search.optimize`), then walks
+the pair toward the event's tail (where ratios such as noisyMax's approach e^eps).
 Mechanisms that do not use ``privet.ops`` get a derivative-free search over the correlated
 estimate. The best triple is then confirmed: exactly by enumeration when the noise is finite
 and discrete, otherwise by a fresh large sample and Clopper-Pearson bounds joined by a union

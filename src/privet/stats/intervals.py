@@ -4,12 +4,15 @@ Pure math (no I/O, no global state). Following Sec. 4 of DP-Finder (Bichsel et a
 
 * :func:`hoeffding_interval` -- Sec. 4.3, guaranteed: Hoeffding's inequality on each
   probability at confidence 1 - alpha/2, union bound, then ``[l, u]`` on eps;
-* :func:`clt_interval` -- Sec. 4.4, heuristic: the same with normal intervals whose width
+* :func:`clt_interval` -- Sec. 4.4, approximate: the same with normal intervals whose width
   comes from the empirical variance (App. B);
-* :func:`mclt_interval` -- Sec. 4.5, heuristic: the joint normal likelihood of the two
+* :func:`mclt_interval` -- Sec. 4.5, approximate: the joint normal likelihood of the two
   correlated estimates (Eq. (10)), the CDF of their ratio by Hinkley's theorem (Thm. 4.4)
   with the bivariate normal integral of App. C, and a binary search for the smallest
-  Delta_eps with coverage 1 - alpha;
+  Delta_eps with *nominal* coverage 1 - alpha. Its real coverage is below nominal
+  (``benchmarks/search_intervals.py`` measures 0.884 at nominal 0.90), so privet uses it
+  only to size samples (Sec. 6.1), never as a confidence statement; its
+  :class:`EpsInterval` says ``approximate=True``;
 * :func:`clopper_pearson` -- exact binomial bounds, used to certify a lower bound on eps
   from a fresh sample ("eps >= L with confidence 1 - alpha").
 
@@ -100,6 +103,8 @@ class EpsInterval:
     """An interval ``[low, high]`` for eps(x, x', Phi) around ``estimate``.
 
     ``diameter`` is ``high - low`` (the quantity DP-Finder Sec. 6.1 drives below 4e-3).
+    ``confidence`` is nominal; ``approximate`` is True for the normal approximations (CLT,
+    M-CLT), whose real coverage may fall short of it (Hoeffding's is guaranteed).
     """
 
     low: float
@@ -107,6 +112,18 @@ class EpsInterval:
     estimate: float
     method: str
     confidence: float
+
+    @property
+    def approximate(self) -> bool:
+        return self.method != "hoeffding"
+
+    def describe(self) -> str:
+        level = f"{self.confidence:.0%}"
+        name = {"clt": "CLT", "mclt": "M-CLT"}.get(self.method, self.method)
+        label = (f"approximate {level} interval ({name}, a normal approximation: coverage "
+                 "not guaranteed)" if self.approximate
+                 else f"{level} confidence interval (Hoeffding)")
+        return f"[{self.low:.4g}, {self.high:.4g}], {label}"
 
     @property
     def diameter(self) -> float:
