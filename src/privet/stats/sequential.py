@@ -22,10 +22,10 @@ type-I error; they only cost power, which :data:`FUTILITY` keeps small.
 
 The spending function is the power family of Kim and DeMets (1987), alpha(t) = alpha t^rho
 with t = n_k / n_K the information fraction; ``alpha_k = alpha(t_k) - alpha(t_{k-1})``. With
-rho = 2 and looks doubling from 2,000, the last look keeps about 0.95 alpha of the budget
-(the decisions at the full budget nearly match the fixed-size test's), while a clear
-violation, whose p-value is astronomically small after a few thousand samples, stops at the
-first look.
+rho = 2, looks doubling from 2,000 and none above a third of the budget, the last look keeps
+at least 8/9 of alpha (0.047 of 0.05 with StatDP's 500,000 samples: the decisions at the
+full budget nearly match the fixed-size test's), while a clear violation, whose p-value is
+astronomically small after a few thousand samples, stops at the first look.
 
 The sequential p-value orders outcomes by the look where they stop (stage-wise ordering):
 a rejection at look k reports ``p = alpha(t_{k-1}) + p_k`` (at most alpha(t_k)); a run that
@@ -115,8 +115,10 @@ def schedule(budget: int, first: int = FIRST_LOOK, growth: float = GROWTH) -> tu
     while n < budget:
         looks.append(int(round(n)))
         n *= growth
-    if looks and budget < 1.25 * looks[-1]:
-        looks.pop()  # no look just before the budget: it would spend alpha for little
+    while looks and looks[-1] > budget / 3:
+        # no look close to the budget: it would spend alpha the last look needs (with the
+        # last intermediate look at t <= 1/3, the last look keeps >= (1 - 1/9) alpha)
+        looks.pop()
     return tuple(looks) + (budget,)
 
 
