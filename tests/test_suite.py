@@ -155,3 +155,38 @@ def test_an_interrupted_exact_run_is_neither_proof_nor_refutation():
         row.result, details={**row.result.details, "interrupted": True}))
     assert summarize(row.mechanism, [cut]).verdict == "no violation found"
     assert summarize(row.mechanism, [row]).verdict.startswith("verified")
+
+
+def _stat_row(name, engine, p, verdict="violation found"):
+    from privet.core.results import SuiteRow
+
+    return SuiteRow(name, engine, 0.5, 0.5, verdict, details={"p_value": p})
+
+
+def test_holm_over_the_run_gives_inconclusive_never_red():
+    from privet.suite import correct
+
+    rows = [_stat_row("a", "detect", 1e-6), _stat_row("b", "detect", 0.047),
+            _stat_row("c", "detect", 0.5, "no violation found"),
+            _stat_row("d", "search", 0.03, "certified violation (90%)")]
+    out = {r.mechanism: r for r in correct(rows, 0.05, tests=36)}
+    assert out["a"].verdict == "violation found (p = 1e-06)"
+    assert out["a"].details["significant"] == "yes"
+    # between the corrected and the uncorrected level: a distinct, honest verdict
+    assert out["b"].verdict == ("inconclusive: p = 0.047, not significant after correction "
+                                "for 36 tests")
+    assert out["c"].verdict == "no violation found"
+    assert out["d"].verdict.startswith("inconclusive: p = 0.03")
+    # the line of a mechanism whose only claim is inconclusive is not red
+    from privet.suite import summarize
+
+    assert summarize("b", [out["b"]]).verdict.startswith("inconclusive")
+
+
+def test_a_correct_mechanism_at_the_boundary_is_not_red_on_seed_0():
+    """Regression (issue 12): the full suite at seed 0 showed dpfinder.sum (claimed = true
+    epsilon = 0.1) as a red "violation found (p = 0.047)"."""
+    res = suite(only=["dpfinder.sum"], engines=["detect"], seed=0)
+    (line,) = res.lines
+    assert not line.verdict.startswith("violation"), line.verdict
+    assert res.tests == 1 and res.alpha == 0.05

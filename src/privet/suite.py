@@ -227,6 +227,8 @@ def _significant(row: SuiteRow) -> str:
     d = row.details or {}
     if "significant" in d:
         return d["significant"]
+    if row.verdict.startswith("error"):
+        return "no"
     if row.engine == "detect":
         return "yes" if row.result is not None and row.result.counterexample is not None \
             else "no"
@@ -280,7 +282,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         seen = f"D1={_short(w.d1)}, D2={_short(w.d2)}, {w.event}" if w else None
         state = _significant(by["search"]) if claimed is not None and bd.value > claimed \
             else "no"
-        p = by["search"].details.get("p_value")
+        p = (by["search"].details or {}).get("p_value")
         if state == "yes":
             how = "exact" if bd.exact else f"{bd.confidence:.0%} confidence" + \
                 (f", {p_text(p, 2)}" if p is not None else "")
@@ -288,10 +290,10 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
                                f"of length {len(w.d1) if w else '?'}", seen))
         elif state == "inconclusive":
             inconclusive.append(by["search"].verdict + f" (search: ε ≥ {bd.value:.4g})")
-    dt = res.get("detect")
-    if dt is not None:
+    if "detect" in by:
         state = _significant(by["detect"])
-        cx = dt.counterexample or dt.details.get("selected")
+        dt = res["detect"]
+        cx = None if dt is None else (dt.counterexample or dt.details.get("selected"))
         if state == "yes" and cx is not None:
             text = f"violation found ({p_text(dt.p_value, 2)}) on inputs of length {len(cx.d1)}"
             if proof_length is not None and len(cx.d1) == proof_length:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from privet.core.results import inconclusive_text, p_text, p_value_text
-from privet.detect import detect
 from privet.detect import _curve_summary as curve_summary
+from privet.detect import detect
 from privet.mechanisms import get
 from privet.stats.hypothesis import thinned_fisher_pvalue
 from privet.stats.multiplicity import holm
@@ -64,7 +64,7 @@ def test_level_holds_under_optional_stopping_at_the_boundary():
     rejected, small = 0, 0
     for r in range(reps):
         previous = 1.0
-        for k, n in enumerate(looks):
+        for k in range(len(looks)):
             step = decide(float(p_looks[r, k]), design, k, previous)
             previous = step.bonferroni
             if step.decision != CONTINUE:
