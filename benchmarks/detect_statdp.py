@@ -271,9 +271,10 @@ def type_one(runs: int, n_select: int, n_final: int) -> None:
     print(f"\nType-I error at the boundary over {runs} seeded runs (n_select={n_select:,}, "
           f"n_final={n_final:,} budgets; bound alpha + 3 se = {alpha + slack:.3f}, the "
           "binomial standard error of a rate alpha over that many runs):")
-    # dpfinder.sum's selected event is a Laplace tail whose ratio is exactly e^eps; the
-    # others are the correct StatDP mechanisms at test eps = eps0 = 0.7
-    for name in ("dpfinder.sum", "statdp.histogram", "statdp.noisy_max_v1a", "statdp.svt"):
+    # dpfinder.sum's selected event is a Laplace tail whose ratio is exactly e^eps (the
+    # issue measured 3.4% false alarms there with the fixed-size test); statdp.histogram's
+    # best events are Laplace tails of one bin, also at e^eps exactly
+    for name in ("dpfinder.sum", "statdp.histogram"):
         mech = get(name) if name == "dpfinder.sum" else get(name).replace(epsilon=0.7)
         t0 = time.perf_counter()
         rejections = 0
@@ -282,9 +283,50 @@ def type_one(runs: int, n_select: int, n_final: int) -> None:
                        max_candidates=1)
             rejections += r.violation
         rate = rejections / runs
-        print(f"  {name:22} rejection rate {rate:.3f} ({rejections}/{runs}) "
-              f"{'within' if rate <= alpha + slack else 'ABOVE'} bound  "
-              f"[{time.perf_counter() - t0:.0f} s]", flush=True)
+        lo, hi = _clopper_pearson(rejections, runs)
+        print(f"  {name:22} rejection rate {rate:.4f} ({rejections}/{runs}, 95% interval "
+              f"[{lo:.4f}, {hi:.4f}]) {'within' if rate <= alpha + slack else 'ABOVE'} bound"
+              f"  [{time.perf_counter() - t0:.0f} s]", flush=True)
+    boundary_simulation(n_final, alpha)
+
+
+def _clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    from scipy.stats import beta
+
+    a = 1 - level
+    lo = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - a / 2, k + 1, n - k))
+    return lo, hi
+
+
+def boundary_simulation(n_final: int, alpha: float, reps: int = 20_000) -> None:
+    """The sequential test alone on one fixed event with p1 = e^eps p2 exactly (binomial
+    counts drawn look by look): its size without selection, over many more replications."""
+    from privet.stats.hypothesis import thinned_fisher_pvalue
+    from privet.stats.sequential import Design, decide
+
+    looks = schedule(n_final)
+    design = Design(looks, alpha)
+    rng = np.random.default_rng(12)
+    print(f"  the sequential test alone, one event with p1 = e^eps p2 exactly, {reps:,} "
+          f"replications, looks {looks[0]:,} ... {looks[-1]:,}:")
+    for eps, p2 in ((0.1, 0.3), (0.7, 0.05), (1.5, 0.01)):
+        sizes = np.diff((0,) + looks)
+        c1 = np.cumsum(rng.binomial(sizes, math.exp(eps) * p2, size=(reps, len(looks))), 1)
+        c2 = np.cumsum(rng.binomial(sizes, p2, size=(reps, len(looks))), 1)
+        p = thinned_fisher_pvalue(c1, c2, np.array(looks), np.array(looks), eps)
+        rejected = 0
+        for r in range(reps):
+            prev = 1.0
+            for k in range(len(looks)):
+                step = decide(float(p[r, k]), design, k, prev)
+                prev = step.bonferroni
+                if step.decision != "continue":
+                    break
+            rejected += step.decision == "reject"
+        lo, hi = _clopper_pearson(rejected, reps)
+        print(f"    eps = {eps:<4g} p2 = {p2:<5g} rejection rate {rejected / reps:.4f} "
+              f"(95% interval [{lo:.4f}, {hi:.4f}]; alpha = {alpha})", flush=True)
 
 
 def main() -> None:
