@@ -508,7 +508,7 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
             raise KeyboardInterrupt
         s.pilot = np.concatenate(red.value, axis=0)
         drawn += int(red.n)
-        pilots.append((f"input {_show(s.x)}", s.pilot))
+        pilots.append((_Label(s.x), s.pilot))
     try:
         plans = _build_plans(mech, sources, pairs, pilots)
     except BaseException:
@@ -572,6 +572,20 @@ def _mode(rows: np.ndarray) -> np.ndarray:
 
 def _show(x: np.ndarray) -> str:
     return np.array2string(np.asarray(x), separator=", ", threshold=12)
+
+
+class _Label:
+    """"input [..]" for error messages, formatted only if one is raised (array2string is
+    slow next to a fast detect run)."""
+
+    def __init__(self, x: np.ndarray):
+        self.x = x
+
+    def __str__(self) -> str:
+        return f"input {_show(self.x)}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
 
 
 def verdict_text(p: float, alpha: float, rejected: bool | None = None) -> str:
