@@ -82,8 +82,10 @@ def render(result: DetectResult) -> Group:
     head = Text()
     head.append(f"{result.mechanism}: ", style="bold")
     head.append(result.verdict, style=f"bold {color}")
+    d = result.details or {}
+    drawn = f"{d['samples']:,} samples ({d.get('stopped', '')}), " if "samples" in d else ""
     head.append(f"  (test eps = {result.test_epsilon:g}, claimed eps = "
-                f"{_g(result.claimed_epsilon)}, arguments: {result.arg_path}, "
+                f"{_g(result.claimed_epsilon)}, arguments: {result.arg_path}, {drawn}"
                 f"{result.seconds:.2f} s, seed {result.seed})")
     parts.append(head)
     selected = result.counterexample or result.details.get("selected")
@@ -174,7 +176,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--n-select", type=int, default=100_000,
                    help="samples per input for event selection (default 100000)")
     p.add_argument("--n-final", type=int, default=500_000,
-                   help="fresh samples per input for the final test (default 500000)")
+                   help="fresh samples per input for the final test: a budget, drawn in "
+                        "batches of 2000, 4000, ... until one decides (default 500000)")
+    p.add_argument("--fixed-size", action="store_true",
+                   help="StatDP's fixed sizes: n-select samples per input to select the "
+                        "event, n-final fresh ones to test it, no early stop")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level")
     if not any(a.dest == "json" for a in p._actions):
         p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -198,7 +204,8 @@ def run_cli(args: argparse.Namespace) -> int:
     as_json = bool(getattr(args, "json", False))
     result = detect(mech, args.epsilon, test_epsilons=test_eps, n_select=args.n_select,
                     n_final=args.n_final, alpha=args.alpha, seed=getattr(args, "seed", None),
-                    progress=not as_json, executor=getattr(args, "executor", None))
+                    progress=not as_json, executor=getattr(args, "executor", None),
+                    sequential=not getattr(args, "fixed_size", False))
     if getattr(args, "plot", None) and result.curve is not None:
         plot_curve(result.curve, args.plot)
     emit(args, result, render)

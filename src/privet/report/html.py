@@ -508,6 +508,9 @@ def render_detect(res: Any) -> str:
                ("known ε", _num(_known_epsilon(res.mechanism, res.claimed_epsilon))),
                ("p-value", _p(res.p_value)), ("α", esc(f"{res.alpha:g}")),
                ("arguments found by", esc(res.arg_path)),
+               ("final test", esc((res.details or {}).get("design", "fixed size"))),
+               ("stopped", esc((res.details or {}).get("stopped", "—"))),
+               ("samples drawn", _num((res.details or {}).get("samples"))),
                ("seed", esc(res.seed)), ("seconds", _num(res.seconds, 3)),
            ])]
     selected = res.counterexample or (res.details or {}).get("selected")
