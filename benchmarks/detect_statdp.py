@@ -290,13 +290,10 @@ def type_one(runs: int, n_select: int, n_final: int) -> None:
     boundary_simulation(n_final, alpha)
 
 
-def _clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    from scipy.stats import beta
+def _clopper_pearson(k: int, n: int) -> tuple[float, float]:
+    from privet.stats.intervals import clopper_pearson
 
-    a = 1 - level
-    lo = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - a / 2, k + 1, n - k))
-    return lo, hi
+    return clopper_pearson(k, n, 0.05)  # the central 95% interval
 
 
 def boundary_simulation(n_final: int, alpha: float, reps: int = 20_000) -> None:

@@ -30,10 +30,10 @@ import json
 import time
 
 from _baseline import OUT, baseline_src, run_python
-from scipy.stats import beta
 
 from privet import mechanisms
 from privet.core.results import SuiteRow
+from privet.stats.intervals import clopper_pearson as _cp
 from privet.stats.multiplicity import holm_threshold
 from privet.suite import (
     ENGINES as ENGINES_RUN,
@@ -51,11 +51,8 @@ ENGINES = ("detect", "search")
 RED = ("violation", "conflict")
 
 
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    a = 1 - level
-    lo = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - a / 2, k + 1, n - k))
-    return lo, hi
+def clopper_pearson(k: int, n: int) -> tuple[float, float]:
+    return _cp(k, n, 0.05)  # the central 95% interval
 
 
 def correct_and_broken() -> tuple[set, set]:
