@@ -148,6 +148,7 @@ class Session:
     notes: list = field(default_factory=list)
     samples: int = 0                     # outputs drawn so far (pilot, selection, final)
     sel_counts: list | None = None
+    _advance: Any = None                 # the progress bar of the running sequential test
 
     @property
     def plan(self) -> Plan:
@@ -168,11 +169,12 @@ class Session:
         return np.random.SeedSequence(np.random.SeedSequence(self.seed).entropy, spawn_key=key)
 
     def _draw(self, s: Source, n: int, key: tuple, label: str) -> np.ndarray:
-        """``n`` outputs of ``s`` reduced to its plan's flat histogram (seed stream ``key``)."""
-        with progress_bar(n, label, enabled=self.progress) as advance:
+        """``n`` outputs of ``s`` reduced to its plan's flat histogram (seed stream ``key``);
+        progress goes to the running test's bar when there is one."""
+        with progress_bar(n, label, enabled=self.progress and self._advance is None) as bar:
             red = map_reduce(self.mech, s.x, n, Reducer(self.plans[s.group], self.mech.name),
                              args=s.args, seed=self._seed(*key), executor=self.executor,
-                             progress=advance)
+                             progress=self._advance or bar)
         if red.value is None or red.interrupted:
             raise KeyboardInterrupt
         self.samples += int(red.n)
@@ -289,11 +291,22 @@ class Session:
 
     def sequential_test(self, epsilon: float) -> Outcome:
         """Looks at growing sizes until one is decisive (see the module docstring)."""
+        with progress_bar(None, "detect", enabled=self.progress) as advance:
+            self._advance = advance
+            try:
+                return self._looks(epsilon)
+            finally:
+                self._advance = None
+
+    def _looks(self, epsilon: float) -> Outcome:
         design = self.design
         previous = 1.0
         sels = self.select(epsilon)
         outcome = None
         for look, n in enumerate(design.looks):
+            self._advance(0, description=f"detect at test eps {epsilon:g}: look {look + 1} "
+                                         f"of {len(design.looks)}, {n:,} fresh samples per "
+                                         "input")
             try:
                 if look and self.sequential:
                     # the selection grows with the final test, for the best pairs only
