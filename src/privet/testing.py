@@ -15,8 +15,10 @@ What a pass means, and how often it is wrong:
 
 - :func:`assert_dp` runs StatDP's test (``privet.detect``) at test ε = ``epsilon``. It
   fails when the test rejects ε-DP at level ``alpha`` (default 0.05). The event is chosen
-  on one sample and tested on fresh samples, with an exact one-sided binomial test. So a
-  mechanism that really is ε-DP fails with probability at most ``alpha``, taken over seeds.
+  on one sample and tested on fresh samples, with an exact one-sided test drawn in growing
+  batches that stops once decisive; an α-spending function keeps its level under that
+  early stopping (:mod:`privet.stats.sequential`). So a mechanism that really is ε-DP
+  fails with probability at most ``alpha``, taken over seeds.
   Measured with ``benchmarks/testing_error_rates.py`` (200 seeds, α = 0.05, 20k/100k
   samples): 0 to 0.030 on four ε-DP library mechanisms; power 1.000 on four broken ones.
   With a fixed ``seed`` (the default is 0), the verdict is deterministic. Lower ``alpha``
