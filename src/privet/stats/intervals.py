@@ -359,11 +359,12 @@ def pvalue_of_bound(bound: Callable[[float], float], epsilon: float,
     ``lambda a: certified_lower_bound(k1, n1, k2, n2, alpha=a)``), non-decreasing in alpha.
     ``p = inf{a : bound(a) > epsilon}``: under H0, ``P(p < u) <= P(bound(u) > eps_true)
     <= u``, so certified bounds join a multiple-testing correction (Holm) as p-values.
-    Found by bisection on log(a) to a relative precision of 1e-6; ``floor`` (1e-300) when
-    even ``bound(floor)`` exceeds ``epsilon``, 1 when ``bound(1)`` does not.
+    Found by bisection on log(a) to a relative precision of 1e-6; 0 when even
+    ``bound(floor)`` (``floor`` = 1e-300) exceeds ``epsilon`` (below any printable level:
+    shown as ``p < 1e-300``), 1 when ``bound(1)`` does not.
     """
     if bound(floor) > epsilon:
-        return float(floor)
+        return 0.0
     if not bound(1.0) > epsilon:
         return 1.0
     lo, hi = math.log(floor), 0.0  # bound(e^lo) <= epsilon < bound(e^hi)
