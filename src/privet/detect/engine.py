@@ -9,8 +9,10 @@ A :class:`Session` does the expensive work once per mechanism and input list:
 2. a pilot sample per input fixes the output schema and the event search space
    (:mod:`privet.detect.space`);
 3. selection samples are reduced to histograms: in the sequential design (default) the
-   pilot itself is the first selection sample, and only the best-scoring pairs' inputs get
-   more, as the final test grows; in the fixed design, ``n_select`` fresh samples per input;
+   pilot itself is the first selection sample, and every input gets more as the final test
+   grows (all of them: a futility stop must not rest on a selection that never looked at
+   some pair with more than the pilot); in the fixed design, ``n_select`` fresh samples per
+   input;
 4. for each test epsilon, EventSelector (Algorithm 3) scores every candidate of every pair
    from those histograms, and the chosen (D1, D2, args, E) gets the final HypothesisTest
    (line 4 of Algorithm 1) on *fresh* samples of D1 and D2, drawn from their own seed
@@ -50,7 +52,6 @@ from .space import NoEventError, Plan, Reducer, build_plan, count_events, infer_
 
 PILOT = 2_000
 SHORTLIST = 3          # events per pair given the exact p-value during selection
-GROW_PAIRS = 4         # pairs whose inputs get more selection samples at each look
 PHASE_PILOT, PHASE_SELECT, PHASE_FINAL = 0, 1, 2
 
 
@@ -309,10 +310,13 @@ class Session:
                                          "input")
             try:
                 if look and self.sequential:
-                    # the selection grows with the final test, for the best pairs only
+                    # the selection grows with the final test, on every pair: which
+                    # pairs grow must not depend on a ranking made on pilot samples (a
+                    # pair whose violation the pilot cannot see would never be tested,
+                    # and a futility stop on a weaker event would miss it)
                     target = int(min(self.n_select, max(PILOT, self.n_select * n /
                                                         design.budget)))
-                    self.grow_selection([s.pair for s in sels[:GROW_PAIRS]], target)
+                    self.grow_selection(range(len(self.pairs)), target)
                     sels = self.select(epsilon)
                 sel = sels[0]
                 ca, cb, n = self._oriented(sel, look)
