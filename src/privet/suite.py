@@ -21,7 +21,15 @@ from typing import Any
 
 from .core.errors import PrivetError
 from .core.mechanism import Mechanism
-from .core.results import SuiteLine, SuiteResult, SuiteRow, inconclusive_text, p_text
+from .core.results import (
+    CertifiedProfile,
+    ExactProfile,
+    SuiteLine,
+    SuiteResult,
+    SuiteRow,
+    inconclusive_text,
+    p_text,
+)
 from .execution import get_executor
 from .execution.progress import progress_bar
 from .stats.multiplicity import holm, holm_threshold
@@ -35,7 +43,7 @@ def _row(mech: Mechanism, engine: str, verdict: str, figure: float | None, start
     return SuiteRow(mechanism=mech.name, engine=engine, claimed_epsilon=mech.epsilon,
                     true_epsilon=mech.true_epsilon, verdict=verdict, figure=figure,
                     seconds=round(time.perf_counter() - start, 3), details=details,
-                    result=result)
+                    result=result, claim=mech.describe_claim())
 
 
 def _representative_input(mech: Mechanism) -> list[float]:
@@ -81,6 +89,8 @@ def run_detect(mech: Mechanism, opt: Options) -> SuiteRow | None:
 
     start = time.perf_counter()
     sizes = dict(n_select=20_000, n_final=100_000) if opt.quick else {}
+    # an (ε, δ) test sizes its fresh sample by the claim (about e^ε/δ runs): the suite caps it
+    sizes["n_max"] = 2_000_000 if opt.quick else 20_000_000
     res = detect(mech, seed=opt.seed, executor=opt.executor, alpha=opt.level, **sizes)
     verdict = "violation found" if res.counterexample is not None else "no violation found"
     cx = res.counterexample or res.details.get("selected")
@@ -115,13 +125,17 @@ def run_exact(mech: Mechanism, opt: Options) -> SuiteRow | None:
     if not _discrete_library(mech):
         return None
     from .exact import exact
-    from .exact.programs import for_mechanism
 
     start = time.perf_counter()
     length = len(_representative_input(mech))
-    # the BDD twin of a library mechanism when there is one (one compilation for all inputs)
-    backend = "bdd" if for_mechanism(mech, length) is not None else "enumerate"
-    res = exact(mech, length=length, backend=backend)
+    if mech.claim is not None and mech.claim.kind != "pure":   # check the whole claim
+        from .exact import profile
+
+        prof = profile(mech, length=length)
+        return _row(mech, "exact", f"{prof.check.split(':')[0]} (n={length})",
+                    prof.rho, start, result=prof, domain=prof.domain)
+    # Enumerate or the compiled BDD, whichever the cost estimate says is cheaper
+    res = exact(mech, length=length, backend="auto")
     verdict = (f"verified ≤ claimed (n={length})" if res.verified
                else f"exact ε > claimed (n={length})")
     return _row(mech, "exact", verdict, res.epsilon, start, result=res, domain=res.domain,
@@ -140,6 +154,14 @@ def run_search(mech: Mechanism, opt: Options) -> SuiteRow | None:
     from .search import search
 
     start = time.perf_counter()
+    if mech.claim is not None and mech.claim.kind != "pure":   # the certified profile
+        # certified at 1 - alpha/m, Holm's first step: a certificate at that level is a
+        # rejection under Holm whatever the other p-values (no p-value needed)
+        res = search(mech, seed=opt.seed, executor=opt.executor, confidence=1 - opt.level,
+                     n_max=2_000_000 if opt.quick else 20_000_000)
+        verdict = "certified violation" if res.violates else "no violation found"
+        return _row(mech, "search", f"{verdict} ({res.confidence:.0%})", res.delta_lower,
+                    start, result=res, witness=res.witness.event if res.witness else None)
     res = search(mech, iterations=2 if opt.quick else 5, seed=opt.seed, executor=opt.executor)
     bound = getattr(res, "bound", res)
     violates = bool(mech.epsilon is not None and bound.value > mech.epsilon)
@@ -182,6 +204,30 @@ def run_synth(mech: Mechanism, opt: Options) -> SuiteRow | None:
                 best=res.best.describe() if res.best is not None else None)
 
 
+def run_floats(mech: Mechanism, opt: Options) -> SuiteRow | None:
+    """Porosity (privet.floats): for native mechanisms f(D) + noise, outputs of one input
+    that its neighbour provably cannot produce (ε = ∞ with a replayable witness)."""
+    if not mech.supports("replay") or mech.neighbors.kind == "add_remove":
+        return None
+    from .core.errors import UnsupportedError
+    from .floats import porosity
+    from .floats.reach import additive
+
+    x = _representative_input(mech)
+    x2 = list(x)
+    x2[0] = x2[0] + mech.neighbors.delta if mech.neighbors.kind != "replace_one" else \
+        x2[0] + 1.0
+    try:
+        additive(mech, x)
+        additive(mech, x2)
+    except (UnsupportedError, PrivetError):
+        return None  # not f(D) + one invertible draw: the exact check does not apply
+    start = time.perf_counter()
+    res = porosity(mech, x, x2, n=2_000 if opt.quick else 10_000, method="exact",
+                   first=True, seed=opt.seed)
+    return _row(mech, "floats", res.verdict, res.epsilon, start, result=res)
+
+
 ENGINES: dict[str, Callable[[Mechanism, Options], SuiteRow | None]] = {
     "sample": run_sample,
     "detect": run_detect,
@@ -189,13 +235,14 @@ ENGINES: dict[str, Callable[[Mechanism, Options], SuiteRow | None]] = {
     "search": run_search,
     "pufferfish": run_pufferfish,
     "synth": run_synth,
+    "floats": run_floats,
 }
 # synth takes minutes per sketch (benchmarks/synth_kolahal.py): only on request
-DEFAULT_ENGINES = ("sample", "detect", "exact", "search", "pufferfish")
+DEFAULT_ENGINES = ("sample", "detect", "exact", "search", "pufferfish", "floats")
 
 
 def _available(engine: str) -> bool:
-    if engine == "sample":
+    if engine in ("sample", "floats"):  # floats is a layer, not an engine function
         return True
     try:
         module = importlib.import_module(f"privet.{engine}")
@@ -210,11 +257,12 @@ def _was_interrupted(result: Any) -> bool:
 
 
 def _short_domain(domain: str) -> str:
-    """'27 inputs (integers in [0, 2], ..., checked at length 3); neighbors: ...' ->
-    '27 inputs of length 3' (the whole text stays in ``SuiteLine.exact_domain``)."""
+    """'27 inputs (integers in [0, 2], ..., checked at length 3); neighbors: ...' or
+    '81 inputs (all 4-lists of integers in [0, 2]); ...' -> '27 inputs of length 3' (the
+    whole text stays in ``SuiteLine.exact_domain``)."""
     head = domain.split(" (")[0].split(";")[0]
-    m = re.search(r"checked at length (\d+)", domain)
-    return f"{head} of length {m.group(1)}" if m else head
+    m = re.search(r"checked at length (\d+)|all (\d+)-lists", domain)
+    return f"{head} of length {m.group(1) or m.group(2)}" if m else head
 
 
 def _short(v: Any) -> str:
@@ -262,7 +310,13 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
     exact_eps = exact_domain = None
     proof_length = None
     ex = res.get("exact")
-    if ex is not None:
+    if isinstance(ex, ExactProfile):  # an (ε, δ) or zCDP claim, checked on the exact profile
+        exact_domain = ex.domain
+        if ex.verified:
+            verified.append(("exact inference", ex.claim, _short_domain(ex.domain)))
+        elif ex.verified is False:
+            violations.append((ex.check, None))
+    elif ex is not None:
         exact_eps, exact_domain = float(ex.epsilon), ex.domain
         if ex.verified:
             if not _was_interrupted(ex):  # an interrupted run is only a lower bound
@@ -276,7 +330,12 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
                                f"output {ex.witness[2]}" if len(ex.witness) == 3 else None))
     lower = conf = None
     bd = res.get("search")
-    if bd is not None:
+    if isinstance(bd, CertifiedProfile):
+        if bd.violates:
+            w = bd.witness
+            violations.append((f"violation certified: {bd.verdict}",
+                               f"D1={_short(w.d1)}, D2={_short(w.d2)}, {w.event}" if w else None))
+    elif bd is not None:
         lower, conf = float(bd.value), float(bd.confidence)
         w = bd.witness
         seen = f"D1={_short(w.d1)}, D2={_short(w.d2)}, {w.event}" if w else None
@@ -290,6 +349,12 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
                                f"of length {len(w.d1) if w else '?'}", seen))
         elif state == "inconclusive":
             inconclusive.append(by["search"].verdict + f" (search: ε ≥ {bd.value:.4g})")
+    fl = res.get("floats")
+    if fl is not None and fl.witness is not None:  # exact: before the statistical ones
+        w = fl.witness
+        violations.insert(0, ("violation (exact): ε = ∞ (porosity)",
+                              f"D1={_short(w.d1)}, D2={_short(w.d2)}, output {w.value_hex} "
+                              f"({w.reason})"))
     if "detect" in by:
         state = _significant(by["detect"])
         dt = res["detect"]
@@ -332,7 +397,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         verdict, witness = "error: " + "; ".join(errors), None
     else:
         verdict, witness = "no violation found", None
-    return SuiteLine(mechanism=mechanism, claimed_epsilon=claimed,
+    return SuiteLine(mechanism=mechanism, claimed_epsilon=claimed, claim=first.claim,
                      true_epsilon=first.true_epsilon, verdict=verdict, counterexample=witness,
                      lower_bound=lower, confidence=conf, exact_epsilon=exact_eps,
                      exact_domain=exact_domain,
@@ -411,6 +476,7 @@ def library_selection(only: Sequence[str] | None = None) -> dict[str, Mechanism]
         else:
             names.append(str(item))
     if names:
+        library.update(mechanisms.opt_in())  # the floating-point mechanisms, by name
         extra = getattr(mechanisms, "real_libraries", None)
         if extra is not None:
             library.update(extra())

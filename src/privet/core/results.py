@@ -69,30 +69,129 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def from_jsonable(data: Any) -> Any:
-    """Inverse of :func:`to_jsonable` for registered result types."""
+    """Inverse of :func:`to_jsonable` for registered result types.
+
+    Data read from a file is untrusted: an unknown ``__type__``, a field of the wrong type
+    (checked against the dataclass annotation), a missing required field, a malformed
+    ``__fraction__``/``__float__`` or a number beyond the range of a double raises
+    :class:`~privet.core.errors.InputError` with one sentence.
+    """
     if isinstance(data, dict):
         if "__fraction__" in data:
-            return Fraction(data["__fraction__"])
+            return _fraction(data["__fraction__"])
         if "__float__" in data:
-            return float(data["__float__"])
+            return _special_float(data["__float__"])
         if "__type__" in data:
-            cls = _TYPES[data["__type__"]]
-            kwargs = {}
-            for f in dataclasses.fields(cls):
-                if f.name in data:
-                    value = from_jsonable(data[f.name])
-                    if isinstance(value, list) and "tuple" in str(f.type):
-                        value = _tuplify(value)
-                    kwargs[f.name] = value
-            return cls(**kwargs)
+            return _result(data)
         return {k: from_jsonable(v) for k, v in data.items()}
     if isinstance(data, list):
         return [from_jsonable(x) for x in data]
     return data
 
 
+def _result(data: dict) -> Any:
+    from .errors import InputError
+
+    name = data["__type__"]
+    if not isinstance(name, str) or name not in _TYPES:
+        raise InputError(f"unknown result type {str(name)[:40]!r}; privet saves "
+                         f"{', '.join(sorted(_TYPES))}.")
+    cls = _TYPES[name]
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            value = from_jsonable(data[f.name])
+            if isinstance(value, list) and "tuple" in str(f.type):
+                value = _tuplify(value)
+            _check_field(name, f, value)
+            kwargs[f.name] = value
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise InputError(f"the saved {name} lacks its {f.name!r} field.")
+    return cls(**kwargs)
+
+
+_CHECKED = {"Any", "None", "bool", "str", "dict", "tuple", "int", "float"}
+
+
+def _check_field(cls_name: str, f: dataclasses.Field, value: Any) -> None:
+    """``value`` matches the annotation of ``f`` (its top level: numbers, text, tuples...)."""
+    from numbers import Real
+
+    from .errors import InputError
+
+    kinds = [k.strip() for k in str(f.type).split("|")]
+    if any(k not in _CHECKED and k not in _TYPES for k in kinds):
+        return  # an annotation this check does not know: leave it to the renderers
+    for k in kinds:
+        if k == "Any" or (k == "None" and value is None) or (
+                k == "bool" and isinstance(value, bool)) or (
+                k == "str" and isinstance(value, str)) or (
+                k == "dict" and isinstance(value, dict)) or (
+                k == "tuple" and isinstance(value, tuple)) or (
+                k == "int" and isinstance(value, int) and not isinstance(value, bool)) or (
+                k == "float" and isinstance(value, Real) and not isinstance(value, bool)) or (
+                k in _TYPES and isinstance(value, _TYPES[k])):
+            return
+    shown = type(value).__name__ if not isinstance(value, (str, int, float)) else repr(value)
+    raise InputError(f"the saved {cls_name}'s field {f.name!r} must be {' or '.join(kinds)}, "
+                     f"not {shown[:40]}.")
+
+
+def _fraction(text: Any) -> Fraction:
+    """``"p/q"`` as written by :func:`to_jsonable`, within the range of a double."""
+    import re
+
+    from .errors import InputError
+
+    m = re.fullmatch(r"(-?\d{1,4300})/(\d{1,4300})", text) if isinstance(text, str) else None
+    if not m or int(m.group(2)) == 0:
+        raise InputError(f"malformed fraction {str(text)[:40]!r}; privet writes them as "
+                         "'p/q' with q > 0.")
+    q = Fraction(int(m.group(1)), int(m.group(2)))
+    if abs(q.numerator).bit_length() - q.denominator.bit_length() > 1024:
+        raise InputError(f"the fraction {str(text)[:40]!r}... is beyond the range of a double.")
+    return q
+
+
+def _special_float(text: Any) -> float:
+    from .errors import InputError
+
+    if text not in ("nan", "inf", "-inf"):
+        raise InputError(f"malformed number {str(text)[:40]!r}; privet writes 'nan', 'inf' "
+                         "or '-inf' here.")
+    return float(text)
+
+
 def _tuplify(v: Any) -> Any:
     return tuple(_tuplify(x) for x in v) if isinstance(v, list) else v
+
+
+def is_result(obj: Any) -> bool:
+    """True for an instance of a registered result type (see :func:`result_type`)."""
+    return _TYPES.get(type(obj).__name__) is type(obj)
+
+
+def interrupted(result: Any) -> bool:
+    """True when Ctrl-C cut ``result`` short: the one convention every result type follows
+    (``details["interrupted"]``, or the ``interrupted`` field of a SuiteResult); a list is
+    interrupted when any item is. Renderers (terminal, HTML, JSON) and exit codes read it."""
+    if isinstance(result, (list, tuple)) and not dataclasses.is_dataclass(result):
+        return any(interrupted(r) for r in result)
+    if isinstance(result, dict):  # the JSON of privet sample
+        return result.get("interrupted") is True
+    if getattr(result, "interrupted", False) is True:
+        return True
+    details = getattr(result, "details", None)
+    return isinstance(details, dict) and details.get("interrupted") is True
+
+
+def mark_interrupted(result: Any) -> Any:
+    """A copy of ``result`` marked as cut short by Ctrl-C (see :func:`interrupted`)."""
+    if interrupted(result):
+        return result
+    if any(f.name == "interrupted" for f in dataclasses.fields(result)):
+        return dataclasses.replace(result, interrupted=True)
+    return dataclasses.replace(result, details={**result.details, "interrupted": True})
 
 
 def to_json(result: Any, indent: int | None = 2) -> str:
@@ -189,6 +288,7 @@ class PValueCurve:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
 
 @result_type
@@ -210,6 +310,7 @@ class Bound:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
     @property
     def violates(self) -> bool:
@@ -236,6 +337,7 @@ class ExactBound:
     backend: str = "enumerate"
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -273,6 +375,7 @@ class SuiteRow:
     seconds: float | None = None
     details: dict = field(default_factory=dict)
     result: Any = None
+    claim: str | None = None
 
 
 @result_type
@@ -295,6 +398,7 @@ class SuiteLine:
     exact_domain: str | None = None
     seconds: float = 0.0
     engines: tuple = ()
+    claim: str | None = None
 
 
 @result_type
@@ -314,6 +418,70 @@ class SuiteResult:
     seed: int | None = None
     alpha: float = 0.05      # family-wise error rate of the run's statistical claims (Holm)
     tests: int = 0           # how many statistical claims the correction covers
+
+
+# === approximate-DP results ===
+@result_type
+@dataclass(frozen=True)
+class CertifiedProfile:
+    """``privet.search`` on an (ε, δ) or zCDP claim: certified lower bounds on the privacy
+    profile, all from one fresh sample over a family of events (simultaneous, confidence
+    ``confidence``).
+
+    ``delta_lower`` certifies "δ(``epsilon``) ≥ delta_lower", ``epsilon_lower`` certifies
+    "ε(``delta``) ≥ epsilon_lower"; ``curve_delta``/``curve_epsilon`` is the certified lower
+    curve ε_L(δ), ``claimed_curve`` the claim's ε(δ) at the same δ (inf where the claim
+    promises nothing), ``known_curve`` the mechanism's true ε(δ) when the library knows it.
+    ``violates`` is True when the certified curve rises above the claim's anywhere.
+    """
+
+    mechanism: str
+    claim: str | None
+    confidence: float
+    epsilon: float | None
+    delta_lower: float | None
+    delta: float | None
+    epsilon_lower: float | None
+    curve_delta: tuple = ()
+    curve_epsilon: tuple = ()
+    claimed_curve: tuple = ()
+    known_curve: tuple | None = None
+    verdict: str = ""
+    witness: Counterexample | None = None
+    method: str = ""
+    seed: int | None = None
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violates(self) -> bool:
+        return any(c > k + 1e-12 for c, k in zip(self.curve_epsilon, self.claimed_curve)) or \
+            bool(self.details.get("delta_violation"))
+
+
+@result_type
+@dataclass(frozen=True)
+class ExactProfile:
+    """``privet.exact`` privacy profile: the tight δ(ε) of a discrete mechanism at every ε of
+    ``epsilons`` over the checked domain, its tight Rényi divergences (``renyi``: order ->
+    max over pairs of D_α, inf when supports differ) and zCDP ρ = sup_α D_α/α (None when
+    infinite), and the exact check of the claim (``verified`` True/False, None when the
+    claim is not checked)."""
+
+    mechanism: str
+    epsilons: tuple
+    deltas: tuple
+    witnesses: tuple
+    domain: str
+    renyi: dict = field(default_factory=dict)
+    rho: float | None = None
+    claim: str | None = None
+    verified: bool | None = None
+    check: str = ""
+    backend: str = "enumerate"
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+# === end approximate-DP results ===
 
 
 # === detect results ===
@@ -346,6 +514,8 @@ class DetectResult:
     seconds: float | None = None
     alpha: float = 0.05
     details: dict = field(default_factory=dict)
+    claim: str | None = None
+    test_delta: float | None = None
 
     @property
     def violation(self) -> bool:
@@ -479,3 +649,119 @@ class PufferfishVerdict:
                     f"{self.pair}" + (f" at {at}" if at else ""))
         return f"unknown at length {self.k}: {self.message}"
 # === end pufferfish results ===
+
+
+# === floats results ===
+@result_type
+@dataclass(frozen=True)
+class FloatWitness:
+    """A double that ``M(D2)`` outputs and ``M(D1)`` provably cannot: ε = ∞ for this pair.
+
+    ``mechanism.sample(d2, n, seed=seed)[index]`` replays ``value`` (its bits are
+    ``value_hex``); ``words`` are the generator words under which ``M(D2)`` outputs it (the
+    uniform is ``(word >> 11) / 2^53``); ``reason`` is ``addition gap`` (no double noise
+    value gives it from D1) or ``sampler gap`` (the ``candidates`` words whose draw could,
+    all evaluated exactly, do not); ``explanation`` says it in one paragraph.
+    """
+
+    d1: tuple
+    d2: tuple
+    value: Any
+    value_hex: str
+    reason: str
+    explanation: str
+    args: dict = field(default_factory=dict)
+    seed: int | None = None
+    n: int | None = None
+    index: int | None = None
+    words: str = ""
+    uniform: float | None = None
+    candidates: int = 0
+
+
+@result_type
+@dataclass(frozen=True)
+class PorosityResult:
+    """``privet.floats.porosity``: which outputs of ``M(D2)`` ``M(D1)`` can produce, exactly.
+
+    ``verdict`` is "violation found (exact): ε = ∞" when some sampled output of one input
+    is provably unreachable from the other (``witness``), else "no porosity found". Counts
+    are over sampled outputs (with multiplicity), both directions: ``reachable`` (a witness
+    word or a sighting), ``unreachable`` (proved), ``undecided``. ``delta_lower`` is a
+    Clopper-Pearson lower bound (at ``confidence``) on the probability that an output of
+    one input is unreachable from the other: no (ε, δ) claim with a smaller δ can hold.
+    ``assumptions`` states what the proofs rest on. ``detect`` and ``bound`` hold the
+    engines' certification of the witness's exact event (``privet.implementation.
+    certify_porosity``: ``detect.test_event`` and ``search.confirm``), when run.
+    """
+
+    mechanism: str
+    claimed_epsilon: float | None
+    verdict: str
+    d1: tuple
+    d2: tuple
+    method: str
+    checked: int
+    reachable: int
+    unreachable: int
+    undecided: int
+    epsilon: float | None = None
+    witness: FloatWitness | None = None
+    delta_lower: float | None = None
+    confidence: float = 0.95
+    assumptions: str = ""
+    directions: tuple = ()
+    detect: Any = None
+    bound: Any = None
+    seed: int | None = None
+    seconds: float | None = None
+    interrupted: bool = False
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violation(self) -> bool:
+        return self.witness is not None
+
+
+@result_type
+@dataclass(frozen=True)
+class SensitivityResult:
+    """``privet.floats.sum_sensitivity``: the neighbouring datasets whose float aggregate
+    differs most, against the sensitivity the noise is calibrated to.
+
+    ``difference`` is ``|f(D1) - f(D2)|`` (``excess`` = difference - ``declared``, both
+    computed exactly from the two doubles ``f1``, ``f2``); ``exceeds`` is True when the
+    pair moves the aggregate by more than ``declared``. ``detect`` and ``bound`` hold the
+    engines' certification of the resulting violation on the mechanism (None when not run):
+    the StatDP test on this pair and DP-Finder's fresh-sample confirmation of its event.
+    """
+
+    aggregate: str
+    verdict: str
+    bounds: tuple
+    neighbors: str
+    length: int
+    declared: float
+    difference: float
+    excess: float
+    ratio: float
+    exceeds: bool
+    d1: tuple
+    d2: tuple
+    f1: float
+    f2: float
+    family: str = ""
+    evaluated: int = 0
+    mechanism: str | None = None
+    claimed_epsilon: float | None = None
+    detect: Any = None
+    bound: Any = None
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violation(self) -> bool:
+        certified = (self.detect is not None and self.detect.counterexample is not None) or \
+            (self.bound is not None and self.bound.violates)
+        return bool(self.exceeds and certified)
+# === end floats results ===

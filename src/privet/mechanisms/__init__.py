@@ -7,9 +7,11 @@ noise API, so each runs under Sampler and Replay (and, when its noise is finite,
 (1000, 5)
 
 Names are ``<paper>.<mechanism>``; papers: ``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
-``faier`` (see :data:`PAPERS`). Each mechanism carries its claimed epsilon, neighbor
-relation, input domain, non-private arguments with defaults, ``arg_ranges`` (a 2-tuple
-``(low, high)`` is a real interval, a list is a set of choices), ``noise_args`` (arguments
+``faier``, ``gaussian`` (the approximate-DP and zCDP family) and the opt-in ``floats``
+(floating-point mechanisms, :func:`opt_in`; see :data:`PAPERS`). Each mechanism carries its
+claimed epsilon (or its (ε, δ) or zCDP claim), neighbor relation, input domain, non-private
+arguments with defaults, ``arg_ranges`` (a 2-tuple ``(low, high)`` is a real interval, a
+list is a set of choices), ``noise_args`` (arguments
 that set a noise scale and that detection may put at their low-noise end, e.g. SVT's N),
 its output schema, its source, and ``true_epsilon``: the known epsilon over its whole
 domain at the default epsilon and arguments (``math.inf`` for unbounded violations, None
@@ -30,7 +32,7 @@ import numpy as np
 
 from ..core.errors import PrivetError
 from ..core.mechanism import Mechanism
-from . import dpfinder, faier, kolahal, libs, statdp, wmc
+from . import dpfinder, faier, floats, gaussian, kolahal, libs, statdp, wmc
 
 PAPERS: dict[str, str] = {
     "statdp": "Ding et al., Detecting Violations of Differential Privacy (CCS 2018)",
@@ -38,18 +40,31 @@ PAPERS: dict[str, str] = {
     "kolahal": "Roy, Hsu, Albarghouthi, Learning Differentially Private Mechanisms (S&P 2021)",
     "wmc": "Oakley, Holtzen, Oprea, Tight Privacy and Accuracy Bounds via WMC",
     "faier": "Liu, Wang, Zhang, Verifying Pufferfish Privacy in HMMs (VMCAI 2022)",
+    "gaussian": "the Gaussian family: Balle & Wang (ICML 2018), Canonne, Kamath, Steinke "
+                "(NeurIPS 2020), Abadi et al. (CCS 2016); (ε, δ) and zCDP claims",
+    "floats": "Mironov (CCS 2012), Jin et al. (S&P 2022), Casacuberta et al. (CCS 2022): "
+              "floating-point mechanisms",
 }
 
 _MODULES = {"statdp": statdp, "dpfinder": dpfinder, "kolahal": kolahal, "wmc": wmc,
-            "faier": faier}
+            "faier": faier, "gaussian": gaussian, "floats": floats}
+
+# papers whose mechanisms are not part of all() (so not of the default suite): they are
+# reached by name, by paper, and by ``privet suite --only floats``
+OPT_IN = ("floats",)
 
 _REGISTRY: dict[str, Mechanism] = {
-    m.name: m for module in _MODULES.values() for m in module.MECHANISMS
+    m.name: m for paper, module in _MODULES.items() if paper not in OPT_IN
+    for m in module.MECHANISMS
+}
+_OPT_IN: dict[str, Mechanism] = {
+    m.name: m for paper in OPT_IN for m in _MODULES[paper].MECHANISMS
 }
 
 
 def names() -> list[str]:
-    """Every library name, in a stable order (paper by paper, as in the papers)."""
+    """Every library name, in a stable order (paper by paper, as in the papers); the
+    opt-in papers (:data:`OPT_IN`) are listed by :func:`opt_in`."""
     return list(_REGISTRY)
 
 
@@ -60,7 +75,7 @@ def all() -> dict[str, Mechanism]:  # noqa: A001 - the registry's public name
 
 def by_paper(paper: str) -> dict[str, Mechanism]:
     """The mechanisms of one paper (``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
-    ``faier``), name -> Mechanism."""
+    ``faier``, ``floats``), name -> Mechanism."""
     key = str(paper).lower().replace("-", "").replace("_", "")
     if key not in _MODULES:
         raise PrivetError(
@@ -80,6 +95,8 @@ def get(name: str) -> Mechanism:
     key = str(name).strip().lower().replace("-", "_")
     if key in _REGISTRY:
         return _REGISTRY[key]
+    if key in _OPT_IN:
+        return _OPT_IN[key]
     if key in libs.NAMES:  # real-library adapters (optional libraries, not in all())
         return libs.get(key)
     if "." not in key:
@@ -98,6 +115,12 @@ def get(name: str) -> Mechanism:
     raise PrivetError(f"no library mechanism named {name!r}; {hint}")
 
 
+def opt_in() -> dict[str, Mechanism]:
+    """The mechanisms of the opt-in papers (:data:`OPT_IN`: the floating-point ones), name
+    -> Mechanism; like :func:`real_libraries`, they are not part of :func:`all`."""
+    return dict(_OPT_IN)
+
+
 def real_libraries() -> dict[str, Mechanism]:
     """Adapters of real DP libraries (IBM diffprivlib, OpenDP) whose library is installed,
     name -> Mechanism; see :mod:`privet.mechanisms.libs`. They are not part of :func:`all`."""
@@ -106,7 +129,7 @@ def real_libraries() -> dict[str, Mechanism]:
 
 def _module(mech: Mechanism):
     paper = mech.name.split(".", 1)[0]
-    if paper not in _MODULES or mech.name not in _REGISTRY:
+    if paper not in _MODULES or (mech.name not in _REGISTRY and mech.name not in _OPT_IN):
         raise PrivetError(f"{mech.name!r} is not a library mechanism.")
     return _MODULES[paper]
 
@@ -131,12 +154,13 @@ def known_epsilon(mech: Mechanism | str, epsilon: float | None = None,
     ``args`` (default: its defaults). ``math.inf`` for unbounded violations, None when
     unknown. For DP-Finder's benchmarks these are the upper bounds the paper lists."""
     m = get(mech)
-    eps = float(epsilon if epsilon is not None else m.epsilon)
+    eps = epsilon if epsilon is not None else m.epsilon
+    eps = None if eps is None else float(eps)   # a zCDP claim has no ε
     merged = dict(m.args)
     merged.update(args or {})
     value = _module(m).KNOWN[m.name](eps, length, merged)
     return None if value is None else float(value)
 
 
-__all__ = ["PAPERS", "all", "by_paper", "example_input", "get", "known_epsilon", "names",
-           "per_query", "real_libraries"]
+__all__ = ["OPT_IN", "PAPERS", "all", "by_paper", "example_input", "get", "known_epsilon",
+           "names", "opt_in", "per_query", "real_libraries"]
