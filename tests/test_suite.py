@@ -4,10 +4,9 @@ import json
 
 import pytest
 
-import privet.suite as suite_mod
 from privet.cli import main
 from privet.core.results import from_json, to_json
-from privet.suite import suite
+from privet.suite import ENGINES, run_sample, suite
 
 
 def test_lines_join_engines_and_round_trip_json():
@@ -17,7 +16,7 @@ def test_lines_join_engines_and_round_trip_json():
     ok, bad = lines["faier.truncated_geometric"], lines["faier.discrete_noisy_max"]
     assert ok.verdict.startswith("verified ε ≤") and ok.counterexample is None
     assert ok.exact_epsilon == pytest.approx(ok.claimed_epsilon)
-    assert bad.verdict.startswith("violation: exact ε =")
+    assert bad.verdict.startswith("violation (exact): exact ε =")
     assert bad.exact_epsilon > bad.claimed_epsilon and "D1=" in bad.counterexample
     back = from_json(to_json(res))
     assert back.lines == res.lines and not back.interrupted
@@ -43,9 +42,9 @@ def test_ctrl_c_stops_and_keeps_what_finished(monkeypatch):
         calls.append(mech.name)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return suite_mod.run_sample(mech, opt)
+        return run_sample(mech, opt)
 
-    monkeypatch.setitem(suite_mod.ENGINES, "sample", sample_then_interrupt)
+    monkeypatch.setitem(ENGINES, "sample", sample_then_interrupt)
     res = suite(only=["statdp"], engines=["sample"], quick=True)
     assert res.interrupted and len(calls) == 3
     assert [r.mechanism for r in res.rows] == ["statdp.noisy_max_v1a", "statdp.noisy_max_v1b"]
@@ -58,7 +57,7 @@ def test_the_mechanism_cut_short_is_not_reported_as_checked(monkeypatch):
     def interrupt(mech, opt):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(suite_mod.ENGINES, "exact", interrupt)
+    monkeypatch.setitem(ENGINES, "exact", interrupt)
     res = suite(only=["faier.truncated_geometric"], engines=["sample", "exact"], quick=True)
     (line,) = res.lines
     assert res.interrupted and line.verdict == "interrupted before every engine ran"
@@ -68,7 +67,7 @@ def test_cli_exit_code_130_and_json_on_interrupt(monkeypatch, capsys):
     def interrupt(mech, opt):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(suite_mod.ENGINES, "sample", interrupt)
+    monkeypatch.setitem(ENGINES, "sample", interrupt)
     code = main(["suite", "--quick", "--only", "faier", "--engines", "sample", "--json"])
     assert code == 130
     out = json.loads(capsys.readouterr().out)
@@ -168,9 +167,9 @@ def test_holm_over_the_run_gives_inconclusive_never_red():
 
     rows = [_stat_row("a", "detect", 1e-6), _stat_row("b", "detect", 0.047),
             _stat_row("c", "detect", 0.5, "no violation found"),
-            _stat_row("d", "search", 0.03, "certified violation (90%)")]
+            _stat_row("d", "search", 0.03, "violation certified: ε ≥ 0.6 (90% confidence)")]
     out = {r.mechanism: r for r in correct(rows, 0.05, tests=36)}
-    assert out["a"].verdict == "violation found (p = 1e-06)"
+    assert out["a"].verdict == "violation found (p = 1.0e-06)"
     assert out["a"].details["significant"] == "yes"
     # between the corrected and the uncorrected level: a distinct, honest verdict
     assert out["b"].verdict == ("inconclusive: p = 0.047, not significant after correction "

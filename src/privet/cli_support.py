@@ -34,7 +34,7 @@ def load_object(target: str) -> Any:
         try:
             spec.loader.exec_module(module)
         except PrivetError as err:
-            raise type(err)(f"in {where!r}: {err}") from err
+            raise err.with_prefix(f"in {where!r}: ") from err
         except SystemExit as err:
             raise PrivetError(f"importing {where!r} called sys.exit({err.code!r}); a "
                               "mechanism file must not exit the program.") from None
@@ -46,7 +46,7 @@ def load_object(target: str) -> Any:
         try:
             module = importlib.import_module(where)
         except PrivetError as err:
-            raise type(err)(f"in module {where!r}: {err}") from err
+            raise err.with_prefix(f"in module {where!r}: ") from err
         except SystemExit as err:
             raise PrivetError(f"importing module {where!r} called sys.exit({err.code!r}); a "
                               "mechanism module must not exit the program.") from None

@@ -28,8 +28,12 @@ from .core.results import (
     SuiteResult,
     SuiteRow,
     inconclusive_text,
-    p_text,
+    say_certified,
+    say_exact_violation,
+    say_found,
 )
+from .core.seeds import SeedLike, as_seed
+from .core.text import fmt_num, fmt_p, fmt_value, fmt_vec
 from .execution import get_executor
 from .execution.progress import progress_bar
 from .stats.multiplicity import holm, holm_threshold
@@ -92,7 +96,8 @@ def run_detect(mech: Mechanism, opt: Options) -> SuiteRow | None:
     # an (ε, δ) test sizes its fresh sample by the claim (about e^ε/δ runs): the suite caps it
     sizes["n_max"] = 2_000_000 if opt.quick else 20_000_000
     res = detect(mech, seed=opt.seed, executor=opt.executor, alpha=opt.level, **sizes)
-    verdict = "violation found" if res.counterexample is not None else "no violation found"
+    verdict = say_found(res.p_value) if res.counterexample is not None else \
+        "no violation found"
     cx = res.counterexample or res.details.get("selected")
     return _row(mech, "detect", verdict, res.p_value, start, result=res, text=res.verdict,
                 p_value=res.p_value, counterexample=cx.event if cx is not None else None)
@@ -136,8 +141,8 @@ def run_exact(mech: Mechanism, opt: Options) -> SuiteRow | None:
                     prof.rho, start, result=prof, domain=prof.domain)
     # Enumerate or the compiled BDD, whichever the cost estimate says is cheaper
     res = exact(mech, length=length, backend="auto")
-    verdict = (f"verified ≤ claimed (n={length})" if res.verified
-               else f"exact ε > claimed (n={length})")
+    verdict = (f"verified ε ≤ claimed (length {length})" if res.verified
+               else f"violation (exact): exact ε > claimed (length {length})")
     return _row(mech, "exact", verdict, res.epsilon, start, result=res, domain=res.domain,
                 witness=res.witness, length=length)
 
@@ -159,17 +164,19 @@ def run_search(mech: Mechanism, opt: Options) -> SuiteRow | None:
         # rejection under Holm whatever the other p-values (no p-value needed)
         res = search(mech, seed=opt.seed, executor=opt.executor, confidence=1 - opt.level,
                      n_max=2_000_000 if opt.quick else 20_000_000)
-        verdict = "certified violation" if res.violates else "no violation found"
-        return _row(mech, "search", f"{verdict} ({res.confidence:.0%})", res.delta_lower,
+        verdict = "violation certified" if res.violates else "no violation found"
+        return _row(mech, "search", f"{verdict} ({res.confidence:.2%} confidence)",
+                    res.delta_lower,
                     start, result=res, witness=res.witness.event if res.witness else None)
     res = search(mech, iterations=2 if opt.quick else 5, seed=opt.seed, executor=opt.executor)
     bound = getattr(res, "bound", res)
     violates = bool(mech.epsilon is not None and bound.value > mech.epsilon)
-    verdict = "certified violation" if violates else "no violation found"
+    verdict = say_certified(bound.value, bound.confidence) if violates else \
+        f"no violation found ({bound.confidence:.0%} confidence)"
     # a bound confirmed by enumeration is exact (no p-value); a sampled one carries the
     # p-value of H0: epsilon <= claimed from its fresh confirmation sample
     p = None if bound.exact or bound.witness is None else bound.witness.p_value
-    return _row(mech, "search", f"{verdict} ({bound.confidence:.0%})", bound.value, start,
+    return _row(mech, "search", verdict, bound.value, start,
                 result=bound, witness=bound.witness.event if bound.witness else None,
                 p_value=p)
 
@@ -184,8 +191,9 @@ def run_pufferfish(mech: Mechanism, opt: Options) -> SuiteRow | None:
     inputs = [tuple(r) for r in mech.domain.inputs(length).tolist()]
     res = pufferfish(mech, inputs=inputs)
     ratio = float(res.ratio) if res.ratio else None
-    status = (f"verified to length {res.k}" if res.status == "verified" else
-              f"{res.status} at length {res.k}")
+    status = {"verified": f"verified to length {res.k}",
+              "violated": f"violation (exact) at length {res.k}"}.get(
+                  res.status, f"{res.status} at length {res.k}")
     return _row(mech, "pufferfish", f"{status} (n={length})",
                 math.log(ratio) if ratio and math.isfinite(ratio) else ratio, start,
                 result=res, text=res.describe(), length=length)
@@ -266,7 +274,8 @@ def _short_domain(domain: str) -> str:
 
 
 def _short(v: Any) -> str:
-    return "[" + ", ".join(f"{float(t):g}" for t in v) + "]"
+    """A counterexample's input as one short token run: 3 digits, repeats counted."""
+    return fmt_vec(v, short=True)
 
 
 def _significant(row: SuiteRow) -> str:
@@ -280,7 +289,7 @@ def _significant(row: SuiteRow) -> str:
     if row.engine == "detect":
         return "yes" if row.result is not None and row.result.counterexample is not None \
             else "no"
-    return "yes" if row.verdict.startswith("certified violation") else "no"
+    return "yes" if row.verdict.startswith("violation certified") else "no"
 
 
 def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -> SuiteLine:
@@ -296,7 +305,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
     found" -- and then says what the other engines established and on what: a proof on a
     smaller domain (inputs of length 4) does not contradict a violation found on inputs of
     length 10, and the line says both with their domains. A statistical violation on inputs
-    that a proof covers is reported as a conflict.
+    that a proof covers says so: the engines disagree (report it).
     """
     by = {r.engine: r for r in rows}
     first = rows[0]
@@ -321,13 +330,13 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         if ex.verified:
             if not _was_interrupted(ex):  # an interrupted run is only a lower bound
                 proof_length = by["exact"].details.get("length")
-                verified.append(("exact inference", f"ε ≤ {claimed:.4g}",
+                verified.append(("exact inference", f"ε ≤ {fmt_num(claimed)}",
                                  _short_domain(ex.domain)))
         elif claimed is not None:  # a lower bound above the claim refutes it either way
-            violations.append((f"violation: exact ε = {ex.epsilon:.4g} > {claimed:.4g} "
-                               f"({_short_domain(ex.domain)})",
+            violations.append((say_exact_violation(ex.epsilon, claimed) +
+                               f" ({_short_domain(ex.domain)})",
                                f"D1={_short(ex.witness[0])}, D2={_short(ex.witness[1])}, "
-                               f"output {ex.witness[2]}" if len(ex.witness) == 3 else None))
+                               f"output {_short(ex.witness[2])}" if len(ex.witness) == 3 else None))
     lower = conf = None
     bd = res.get("search")
     if isinstance(bd, CertifiedProfile):
@@ -344,11 +353,11 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         p = (by["search"].details or {}).get("p_value")
         if state == "yes":
             how = "exact" if bd.exact else f"{bd.confidence:.0%} confidence" + \
-                (f", {p_text(p, 2)}" if p is not None else "")
-            violations.append((f"violation certified: ε ≥ {bd.value:.4g} ({how}) on inputs "
-                               f"of length {len(w.d1) if w else '?'}", seen))
+                (f", {fmt_p(p)}" if p is not None else "")
+            violations.append((f"violation certified: ε ≥ {fmt_num(bd.value)} ({how}) on "
+                               f"inputs of length {len(w.d1) if w else '?'}", seen))
         elif state == "inconclusive":
-            inconclusive.append(by["search"].verdict + f" (search: ε ≥ {bd.value:.4g})")
+            inconclusive.append(by["search"].verdict + f" (search: ε ≥ {fmt_num(bd.value)})")
     fl = res.get("floats")
     if fl is not None and fl.witness is not None:  # exact: before the statistical ones
         w = fl.witness
@@ -360,10 +369,10 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         dt = res["detect"]
         cx = None if dt is None else (dt.counterexample or dt.details.get("selected"))
         if state == "yes" and cx is not None:
-            text = f"violation found ({p_text(dt.p_value, 2)}) on inputs of length {len(cx.d1)}"
+            text = f"{say_found(dt.p_value)} on inputs of length {len(cx.d1)}"
             if proof_length is not None and len(cx.d1) == proof_length:
-                text = (f"conflict: detect found a violation ({p_text(dt.p_value, 2)}) on "
-                        "inputs that exact inference verified; report this")
+                text = (f"{say_found(dt.p_value)} on inputs that exact inference verified: "
+                        "the engines disagree, report this")
             violations.append((text, f"D1={_short(cx.d1)}, D2={_short(cx.d2)}, {cx.event}"))
         elif state == "inconclusive":
             inconclusive.append(by["detect"].verdict)
@@ -372,11 +381,13 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         n = by["pufferfish"].details.get("length")
         if pf.violated:
             on = f" on inputs of length {n}" if n else ""
-            violations.append((f"violation: exact Pufferfish/DP check{on}",
-                               f"{list(pf.counterexample or ())} under {pf.pair}"))
+            violations.append((f"violation (exact): Pufferfish/DP check{on}",
+                               "observation sequence " + " ".join(
+                                   fmt_value(o) for o in pf.counterexample or ())
+                               + " under " + " vs ".join(map(str, pf.pair or ()))))
         elif pf.verified and not verified:
             verified.append(("the SMT/exact check",
-                             f"ε ≤ {claimed:.4g} for outputs of length ≤ {pf.k}",
+                             f"ε ≤ {fmt_num(claimed)} for outputs of length ≤ {pf.k}",
                              f"inputs of length {n}" if n else "inputs it checked"))
     if not complete:
         verified = []
@@ -420,7 +431,7 @@ def correct(rows: Sequence[SuiteRow], alpha: float, tests: int) -> list[SuiteRow
 
     ``tests`` is the number of claims planned (at least the number of p-values: an
     interrupted run corrects for what it meant to test). Each statistical row's verdict
-    becomes "violation found (p = ...)" / "certified violation ..." when Holm rejects,
+    becomes "violation found (p = ...)" / "violation certified ..." when Holm rejects,
     "inconclusive: p = ..., not significant after correction for m tests" when only the
     uncorrected test does, else "no violation found"; ``details['significant']`` keeps it.
     """
@@ -436,13 +447,13 @@ def correct(rows: Sequence[SuiteRow], alpha: float, tests: int) -> list[SuiteRow
         if rejected[j]:
             state = "yes"
         elif p <= alpha and r.engine == "detect" or \
-                r.engine == "search" and r.verdict.startswith("certified violation"):
+                r.engine == "search" and r.verdict.startswith("violation certified"):
             state = "inconclusive"
         else:
             state = "no"
         if state == "yes":
-            verdict = (f"violation found ({p_text(p)})" if r.engine == "detect" else
-                       f"certified violation ({p_text(p)})")
+            verdict = (say_found(p) if r.engine == "detect" else
+                       f"violation certified: ε ≥ {fmt_num(r.figure)} ({fmt_p(p)})")
         elif state == "inconclusive":
             verdict = inconclusive_text(p, m)
         else:
@@ -500,7 +511,7 @@ def _load_user(target: str) -> Mechanism:
 
 
 def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = None,
-          quick: bool = False, seed: int | None = 0, progress: bool = False,
+          quick: bool = False, seed: SeedLike = 0, progress: bool = False,
           executor: Any = None, alpha: float = ALPHA) -> SuiteResult:
     """Run the chosen engines (default: all available but synth) over the library.
 
@@ -526,13 +537,14 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
     missing = [e for e in chosen if not _available(e)]
     if missing:
         raise PrivetError(f"engine(s) {', '.join(missing)} need an optional dependency; "
-                          "install privet[all].")
+                          "install privet[suite].")
     if not 0 < float(alpha) < 1:
         raise PrivetError(f"alpha must lie in (0, 1), got {alpha!r}.")
     library = library_selection(only)
     tests = planned_tests(library, chosen)
     # one executor for the whole run (one Dask client or cluster, not one per mechanism)
     shared = get_executor(executor) if isinstance(executor, str) else executor
+    seed = as_seed(seed)  # every engine gets (and the result records) one int
     opt = Options(quick=quick, seed=seed, executor=shared,
                   level=holm_threshold(float(alpha), tests))
     t0 = time.perf_counter()

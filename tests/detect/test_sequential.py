@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from privet.core.results import inconclusive_text, p_text, p_value_text
+from privet.core.results import inconclusive_text
+from privet.core.text import fmt_p, fmt_pvalue
 from privet.detect import _curve_summary as curve_summary
 from privet.detect import detect
 from privet.mechanisms import get
@@ -107,8 +108,8 @@ def test_fixed_sequence_over_increasing_test_epsilons():
 
 
 def test_p_values_that_underflow_print_as_a_floor():
-    assert p_value_text(0.0) == "< 1e-300" and p_text(0.0) == "p < 1e-300"
-    assert p_text(1e-320) == "p < 1e-300" and p_text(0.0472) == "p = 0.0472"
+    assert fmt_pvalue(0.0) == "< 1e-300" and fmt_p(0.0) == "p < 1e-300"
+    assert fmt_p(1e-320) == "p < 1e-300" and fmt_p(0.0472) == "p = 0.047"
     assert inconclusive_text(0.047, 36) == ("inconclusive: p = 0.047, not significant after "
                                             "correction for 36 tests")
     r = detect(get("statdp.isvt1").replace(epsilon=0.7), seed=1, n_select=2_000,
