@@ -3,6 +3,7 @@
     python benchmarks/suite_error_control.py            # 200 seeded runs + the full-size check
     python benchmarks/suite_error_control.py --quick    # 20 runs
     python benchmarks/suite_error_control.py --runs 200 --skip-full
+    python benchmarks/suite_error_control.py --full-only     # only the full-size check
 
 1. ``--runs`` seeded runs of the suite's statistical engines (detect and search, ``--quick``
    sample sizes) over the library. A run "cries wolf" when any mechanism whose claim is
@@ -176,6 +177,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20 runs instead of 200")
     ap.add_argument("--runs", type=int, default=None)
     ap.add_argument("--skip-full", action="store_true", help="skip the full-size comparison")
+    ap.add_argument("--full-only", action="store_true",
+                    help="only the full-size comparison with main")
     ap.add_argument("--report-only", action="store_true",
                     help="print the figures of the runs saved so far")
     opts = ap.parse_args()
@@ -185,6 +188,9 @@ def main() -> None:
     if opts.report_only:
         recs = [json.loads(line) for line in path.read_text().splitlines()]
         report_runs([r for r in recs if r.get("quick")])
+        return
+    if opts.full_only:
+        full_size_check()
         return
     print(f"{runs} seeded suite runs, quick sizes (resumable: {path.relative_to(OUT.parent)})")
     report_runs(seeded_runs(runs, True, path))
