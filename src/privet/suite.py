@@ -363,7 +363,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
     fl = res.get("floats")
     if fl is not None and fl.witness is not None:  # exact: before the statistical ones
         w = fl.witness
-        violations.insert(0, ("violation (exact): ε = ∞ (porosity)",
+        violations.insert(0, ("violation (exact): ε = ∞ in floating point (porosity)",
                               f"D1={_short(w.d1)}, D2={_short(w.d2)}, output {w.value_hex} "
                               f"({w.reason})"))
     if "detect" in by:
