@@ -255,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return COMMANDS[args.command](args)
         return int(runners[args.command](args) or 0)
     except PrivetError as err:
-        print(f"privet: error: {err}", file=sys.stderr)
+        print(f"privet: error: {getattr(err, 'cli', None) or err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("privet: interrupted.", file=sys.stderr)

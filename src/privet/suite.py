@@ -303,6 +303,7 @@ def library_selection(only: Sequence[str] | None = None) -> dict[str, Mechanism]
         extra = getattr(mechanisms, "real_libraries", None)
         if extra is not None:
             library.update(extra())
+        library.update(mechanisms.evaluation_sets())
         keep = set(names)
         found = {k: m for k, m in library.items() if k in keep or k.split(".")[0] in keep}
         if not found:

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 
 class PrivetError(Exception):
-    """Base class of every error privet raises on bad input or unsupported requests."""
+    """Base class of every error privet raises on bad input or unsupported requests.
+
+    ``cli`` is the same sentence in the command line's words (it names the flag where the
+    message names the argument); the CLI prints it when given."""
+
+    def __init__(self, *args: object, cli: str | None = None):
+        super().__init__(*args)
+        self.cli = cli
 
 
 class MechanismError(PrivetError):

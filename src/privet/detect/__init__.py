@@ -30,6 +30,7 @@ from ..core.errors import check_epsilon
 from ..core.mechanism import as_mechanism
 from ..core.results import Counterexample, DetectResult, PValueCurve
 from ..stats.hypothesis import pvalues as _pvalues
+from . import attack as _attack
 from .engine import Session, open_session, run_curve, test_point, verdict_text
 from .space import NoEventError
 from .trace import Trace
@@ -110,6 +111,11 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     try:
         setup = time.perf_counter() - t0
         chosen, cands = test_point(session, eps, max_candidates)
+        # black boxes: the classifier-attack family's own witness and final test
+        chosen, cands = _attack.hook(mech, chosen, cands, eps, n_select=session.n_select,
+                                     n_final=session.n_final, alpha=session.alpha, args=args,
+                                     seed=session.seed, executor=session.executor,
+                                     progress=progress)
         curve = None
         per_point: list[float] = []
         if curve_eps is not None:

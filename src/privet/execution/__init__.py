@@ -515,4 +515,14 @@ def collect(mech: Mechanism, x: Any, n: int, args: Mapping | None = None,
     parts = red.value or []
     if not parts:
         return np.empty((0,))
+    shapes = {p.shape[1:] for p in parts}
+    if len(shapes) > 1:
+        from ..core.errors import MechanismError
+
+        a, b = sorted(shapes)[:2]
+        raise MechanismError(
+            f"mechanism {mech.name!r} returned outputs of shape {a or 'scalar'} in one call "
+            f"and {b or 'scalar'} in another; return the same shape every call (pad "
+            "variable-length outputs with privet.ABORTED or a flag value)."
+        )
     return np.concatenate(parts, axis=0)

@@ -7,14 +7,17 @@ noise API, so each runs under Sampler and Replay (and, when its noise is finite,
 (1000, 5)
 
 Names are ``<paper>.<mechanism>``; papers: ``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
-``faier`` (see :data:`PAPERS`). Each mechanism carries its claimed epsilon, neighbor
-relation, input domain, non-private arguments with defaults, ``arg_ranges`` (a 2-tuple
-``(low, high)`` is a real interval, a list is a set of choices), ``noise_args`` (arguments
-that set a noise scale and that detection may put at their low-noise end, e.g. SVT's N),
-its output schema, its source, and ``true_epsilon``: the known epsilon over its whole
-domain at the default epsilon and arguments (``math.inf`` for unbounded violations, None
-when unknown). :func:`known_epsilon` recomputes it for another epsilon, input length or
-arguments. :func:`example_input` gives a representative input of each mechanism.
+``faier`` (see :data:`PAPERS`), and ``dpsniper``: DP-Sniper's evaluation mechanisms,
+reached by name and :func:`by_paper` but left out of :func:`all` (so of ``privet suite``'s
+default run; ``privet suite --only dpsniper`` runs them). Each mechanism carries its
+claimed epsilon, neighbor relation, input domain, non-private arguments with defaults,
+``arg_ranges`` (a 2-tuple ``(low, high)`` is a real interval, a list is a set of choices),
+``noise_args`` (arguments that set a noise scale and that detection may put at their low-
+noise end, e.g. SVT's N), its output schema, its source, and ``true_epsilon``: the known
+epsilon over its whole domain at the default epsilon and arguments (``math.inf`` for
+unbounded violations, None when unknown). :func:`known_epsilon` recomputes it for another
+epsilon, input length or arguments. :func:`example_input` gives a representative input of
+each mechanism.
 
 ``Output.length`` is None both for scalar outputs and for outputs with one entry per input
 entry; :func:`per_query` tells them apart.
@@ -30,7 +33,7 @@ import numpy as np
 
 from ..core.errors import PrivetError
 from ..core.mechanism import Mechanism
-from . import dpfinder, faier, kolahal, libs, statdp, wmc
+from . import dpfinder, dpsniper, faier, kolahal, libs, statdp, wmc
 
 PAPERS: dict[str, str] = {
     "statdp": "Ding et al., Detecting Violations of Differential Privacy (CCS 2018)",
@@ -38,6 +41,7 @@ PAPERS: dict[str, str] = {
     "kolahal": "Roy, Hsu, Albarghouthi, Learning Differentially Private Mechanisms (S&P 2021)",
     "wmc": "Oakley, Holtzen, Oprea, Tight Privacy and Accuracy Bounds via WMC",
     "faier": "Liu, Wang, Zhang, Verifying Pufferfish Privacy in HMMs (VMCAI 2022)",
+    "dpsniper": "Bichsel, Steffen, Bogunovic, Vechev, DP-Sniper (S&P 2021)",
 }
 
 _MODULES = {"statdp": statdp, "dpfinder": dpfinder, "kolahal": kolahal, "wmc": wmc,
@@ -45,6 +49,11 @@ _MODULES = {"statdp": statdp, "dpfinder": dpfinder, "kolahal": kolahal, "wmc": w
 
 _REGISTRY: dict[str, Mechanism] = {
     m.name: m for module in _MODULES.values() for m in module.MECHANISMS
+}
+# evaluation sets reached by name and by_paper, outside all() (the suite's default library)
+_OUTSIDE = {"dpsniper": dpsniper}
+_NAMED: dict[str, Mechanism] = {
+    **_REGISTRY, **{m.name: m for module in _OUTSIDE.values() for m in module.MECHANISMS}
 }
 
 
@@ -62,11 +71,12 @@ def by_paper(paper: str) -> dict[str, Mechanism]:
     """The mechanisms of one paper (``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
     ``faier``), name -> Mechanism."""
     key = str(paper).lower().replace("-", "").replace("_", "")
-    if key not in _MODULES:
+    modules = {**_MODULES, **_OUTSIDE}
+    if key not in modules:
         raise PrivetError(
-            f"unknown paper {paper!r}; the library has {', '.join(_MODULES)}."
+            f"unknown paper {paper!r}; the library has {', '.join(modules)}."
         )
-    return {m.name: m for m in _MODULES[key].MECHANISMS}
+    return {m.name: m for m in modules[key].MECHANISMS}
 
 
 def get(name: str) -> Mechanism:
@@ -78,8 +88,8 @@ def get(name: str) -> Mechanism:
     if isinstance(name, Mechanism):
         return name
     key = str(name).strip().lower().replace("-", "_")
-    if key in _REGISTRY:
-        return _REGISTRY[key]
+    if key in _NAMED:
+        return _NAMED[key]
     if key in libs.NAMES:  # real-library adapters (optional libraries, not in all())
         return libs.get(key)
     if "." not in key:
@@ -98,6 +108,12 @@ def get(name: str) -> Mechanism:
     raise PrivetError(f"no library mechanism named {name!r}; {hint}")
 
 
+def evaluation_sets() -> dict[str, Mechanism]:
+    """Mechanisms reached by name but outside :func:`all` (DP-Sniper's evaluation set),
+    name -> Mechanism."""
+    return {m.name: m for module in _OUTSIDE.values() for m in module.MECHANISMS}
+
+
 def real_libraries() -> dict[str, Mechanism]:
     """Adapters of real DP libraries (IBM diffprivlib, OpenDP) whose library is installed,
     name -> Mechanism; see :mod:`privet.mechanisms.libs`. They are not part of :func:`all`."""
@@ -106,9 +122,10 @@ def real_libraries() -> dict[str, Mechanism]:
 
 def _module(mech: Mechanism):
     paper = mech.name.split(".", 1)[0]
-    if paper not in _MODULES or mech.name not in _REGISTRY:
+    modules = {**_MODULES, **_OUTSIDE}
+    if paper not in modules or mech.name not in _NAMED:
         raise PrivetError(f"{mech.name!r} is not a library mechanism.")
-    return _MODULES[paper]
+    return modules[paper]
 
 
 def per_query(mech: Mechanism | str) -> bool:
@@ -138,5 +155,5 @@ def known_epsilon(mech: Mechanism | str, epsilon: float | None = None,
     return None if value is None else float(value)
 
 
-__all__ = ["PAPERS", "all", "by_paper", "example_input", "get", "known_epsilon", "names",
-           "per_query", "real_libraries"]
+__all__ = ["PAPERS", "all", "by_paper", "evaluation_sets", "example_input", "get",
+           "known_epsilon", "names", "per_query", "real_libraries"]

@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..cli_support import add_target_options
 from ..core.results import Counterexample, DetectResult, PValueCurve
 from . import console as shared_console
 from . import emit
@@ -177,6 +178,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--n-final", type=int, default=500_000,
                    help="fresh samples per input for the final test (default 500000)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    add_target_options(p)
     if not any(a.dest == "json" for a in p._actions):
         p.add_argument("--json", action="store_true", help="print the result as JSON")
     if not any(a.dest == "seed" for a in p._actions):
@@ -188,10 +190,13 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``privet detect``; exit 1 when a violation is found, 0 otherwise."""
-    from ..cli_support import load_mechanism
+    from ..cli_support import load_target
     from ..detect import detect
 
-    mech = load_mechanism(args.target, epsilon=getattr(args, "claimed", None))
+    mech = load_target(args.target, epsilon=getattr(args, "claimed", None),
+                       calling=getattr(args, "calling", None),
+                       neighbors=getattr(args, "neighbors", None),
+                       domain=getattr(args, "domain", None), length=getattr(args, "length", None))
     test_eps = getattr(args, "test_epsilons", None)
     if getattr(args, "plot", None) and test_eps is None:
         base = args.epsilon or mech.epsilon or 1.0

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
+from ..cli_support import add_target_options
 from ..core.results import Bound
 from . import emit, fmt_num, fmt_vec, table
 from .html import add_html_option
@@ -48,8 +49,31 @@ def summary_table(b: Bound) -> Table:
     return t
 
 
+ATTACK_SHOWN = 5  # screened pairs shown besides the finalists
+
+
+def attack_table(trace: list[dict]) -> Table:
+    """The classifier attack's search: the best screened pairs (held-out estimate of the
+    projected bound) and the finalists (value on their selection sample)."""
+    screened = sorted((r for r in trace if r.get("stage") != "select"),
+                      key=lambda r: -(r.get("value") if r.get("value") is not None
+                                      else float("-inf")))
+    shown = screened[:ATTACK_SHOWN] + [r for r in trace if r.get("stage") == "select"]
+    rows = [[str(r.get("stage", "")), str(r.get("pattern", "")), fmt_vec(r.get("d1", ())),
+             fmt_vec(r.get("d2", ())), fmt_num(r.get("value")), str(r.get("model", "")),
+             f"{r['n']:,}" if r.get("n") else "", f"{r.get('seconds', 0):.1f}"]
+            for r in shown]
+    best = min(ATTACK_SHOWN, len(screened))
+    title = (f"attack search ({len(screened)} pairs screened, best {best} shown; finalists "
+             "on fresh samples)")
+    return table(title, ["stage", "pattern", "x", "x′", "projected ε", "model", "n", "s"],
+                 rows)
+
+
 def trace_table(b: Bound) -> Table:
     """One row per DP-Finder iteration: start estimate, surrogate, estimate after search."""
+    if any("stage" in r for r in b.details.get("trace", [])):
+        return attack_table(b.details["trace"])
     rows = []
     for i, r in enumerate(b.details.get("trace", []), 1):
         rows.append([str(i), str(r.get("status", "")), fmt_num(r.get("start_estimate")),
@@ -83,6 +107,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, default=None, help="override the claimed ε")
     p.add_argument("--baseline", action="store_true",
                    help="also run the random-search baseline with the same budget")
+    p.add_argument("--n-cap", type=int, default=None,
+                   help="samples per input of each candidate pair (black boxes: the "
+                        "attack's screening sample; white boxes: the estimate's cap)")
+    add_target_options(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--seed", type=int, default=None, help="seed (replays a run)")
     add_html_option(p)
@@ -92,17 +120,21 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``privet search``; exit 1 when the certified bound exceeds the claimed epsilon."""
-    from ..cli_support import load_mechanism
+    from ..cli_support import load_target
     from ..search import search
 
-    mech = load_mechanism(args.target, epsilon=getattr(args, "epsilon", None))
+    mech = load_target(args.target, epsilon=getattr(args, "epsilon", None),
+                       calling=getattr(args, "calling", None),
+                       neighbors=getattr(args, "neighbors", None),
+                       domain=getattr(args, "domain", None), length=getattr(args, "length", None))
     as_json = bool(getattr(args, "json", False))
+    extra = {"n_cap": args.n_cap} if getattr(args, "n_cap", None) else {}
     result = search(mech, iterations=getattr(args, "iterations", 10),
                     confidence=getattr(args, "confidence", 0.9),
                     method=getattr(args, "method", "auto"),
                     n_confirm=getattr(args, "n_confirm", None),
                     seed=getattr(args, "seed", None), progress=not as_json,
                     baseline=bool(getattr(args, "baseline", False)),
-                    executor=getattr(args, "executor", None))
+                    executor=getattr(args, "executor", None), **extra)
     emit(args, result, render)
     return 1 if result.violates else 0

@@ -1,0 +1,237 @@
+"""``privet.search`` on mechanisms without Replay (black boxes, vectorized ``m(a, n)``,
+StatDP-style functions): classifier attacks with sound selection.
+
+DP-Sniper's method (Bichsel, Steffen, Bogunovic, Vechev, S&P 2021; Sec. IV): train a
+classifier to tell outputs of M(a) from outputs of M(a'), threshold it (Eq. (6)), estimate
+eps on a fresh sample with Clopper-Pearson bounds. Here (:mod:`privet.attacks`):
+
+* the witness search has three disjoint samples (:func:`privet.attacks.search_witness`):
+  one trains and screens the candidate pairs (patterns in both orientations, random pairs,
+  a local search driven by the attack's estimate), one chooses the pair, the model and the
+  threshold of the finalists, one -- fresh, of ``n_confirm`` pairs -- certifies;
+* the threshold is not fixed at P[M(a') in S] = c, so the bound is never capped at
+  ln(1/c): it maximizes the certificate the fresh sample is projected to give, and an
+  event never seen under a' gets the Clopper-Pearson bound that grows with n;
+* the certificate is decided before the fresh sample is drawn: Clopper-Pearson on both
+  probabilities with a union bound, or the exact conditional test on discordant pairs
+  (:mod:`privet.stats.bounds`), whichever projects the larger bound;
+* the fresh sample is streamed in chunks through the executor (flat memory, progress bar,
+  Ctrl-C keeps the chunks done and says so).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from ..attacks import Budget, certify, search_witness
+from ..core.errors import UnsupportedError
+from ..core.mechanism import Mechanism
+from ..core.results import Bound
+from ..stats.bounds import projected
+
+__all__ = ["budget_for", "certificate_objective", "confirm_size", "search_blackbox"]
+
+# per-sample black boxes (one Python call per output) get smaller samples
+FAST = {"n_train": 1 << 15, "n_fit": 1 << 18, "n_select": 1 << 23, "n_confirm": 1 << 25}
+SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 1 << 21}
+INDEPENDENT = ("union", "conditional")
+# selection counts are moved this many standard errors towards no violation before they are
+# projected: the best of ~1000 thresholds of several scores is otherwise an event seen a few
+# times whose lucky ratio the fresh sample does not repeat
+SHRINK = 2.0
+
+
+def _sizes(mech: Mechanism) -> dict:
+    return SLOW if mech.kind in ("statdp", "blackbox") else FAST
+
+
+def refuse_slsqp(mech: Mechanism) -> None:
+    raise UnsupportedError(
+        f"method='slsqp' needs correlated sampling (Replay), which the {mech.kind} mechanism "
+        f"{mech.name!r} cannot give; use method='auto' (classifier attacks on independent "
+        "samples) or write it against privet's noise API.",
+        cli=f"--method slsqp needs correlated sampling (Replay), which the {mech.kind} "
+            f"mechanism {mech.name!r} cannot give; leave --method at auto (classifier attacks "
+            "on independent samples) or write it against privet's noise API.",
+    )
+
+
+def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
+    """The witness search's sizes: ``n_cap`` samples per input of each screened pair
+    (default 2^15; 2^12 for per-sample black boxes), ``n_select`` the largest selection
+    sample per finalist (2^23; 2^17), ``iterations`` random pairs and as many local-search
+    steps, ``finalists`` (4),
+    ``models`` (table, histogram, logistic regression, statistics; add 'mlp' for the
+    neural network)."""
+    sizes = _sizes(mech)
+    models = tuple(opts.get("models") or Budget.models)
+    n_select = int(opts.get("n_select") or sizes["n_select"])
+    return Budget(n_train=int(opts.get("n_cap") or sizes["n_train"]),
+                  n_fit=min(sizes["n_fit"], n_select), n_select=n_select,
+                  random_pairs=int(iterations), iterations=int(iterations),
+                  finalists=int(opts.get("finalists", 4)), models=models)
+
+
+def confirm_size(mech: Mechanism, n_confirm: int | None) -> int:
+    """The fresh sample: ``n_confirm``, or 2^25 pairs (2^21 for per-sample black boxes)."""
+    return int(n_confirm) if n_confirm is not None else _sizes(mech)["n_confirm"]
+
+
+def certificate_objective(size: int, confidence: float, paired: bool):
+    """The projected certificate at ``size`` fresh pairs: the paired one under Replay, the
+    better of the union and the conditional one for independent samples."""
+    methods = ("paired",) if paired else INDEPENDENT
+
+    def objective(n11, n10, n01, n):
+        vals = [projected(n11, n10, n01, n, size, confidence, m, shrink=SHRINK, fast=True)
+                for m in methods]
+        return np.maximum.reduce(vals) if len(vals) > 1 else vals[0]
+
+    return objective
+
+
+def plan_method(counts: tuple, n: int, size: int, confidence: float) -> str:
+    """The independent-sample certificate that projects the larger bound for these
+    selection counts (decided before the fresh sample is drawn)."""
+    vals = {m: float(projected(*counts, n, size, confidence, m, shrink=SHRINK))
+            for m in INDEPENDENT}
+    return max(vals, key=lambda m: vals[m])
+
+
+def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
+                    n_confirm: int | None, root: np.random.SeedSequence, seed: int | None,
+                    starting: tuple | None, progress: bool, t0: float, executor: Any = None
+                    ) -> Bound:
+    """The black-box search (module docstring): witness search, then the fresh certificate."""
+    from . import _verdict, _witness  # the witness and verdict of every search
+
+    confidence = float(opts["confidence"])
+    size = confirm_size(mech, n_confirm)
+    budget = budget_for(mech, opts, iterations)
+    s_search, s_cert = root.spawn(2)
+    where = "inprocess" if executor is None else executor
+    objective = certificate_objective(size, confidence, paired=False)
+    cand, trace, interrupted = search_witness(
+        mech, objective, budget=budget, args=args, seed=s_search, executor=where,
+        progress=progress, start=starting, length=opts.get("length"))
+    method_text = "classifier attacks on independent samples (train, select, certify)"
+    common = {"trace": trace, "iterations": int(iterations), "optimizer": method_text}
+    if cand is None:
+        verdict = "interrupted" if interrupted else "no violation found"
+        return Bound(mechanism=mech.name, value=0.0, confidence=confidence,
+                     method="attack (black box)", claimed_epsilon=mech.epsilon, seed=seed,
+                     seconds=time.perf_counter() - t0,
+                     details={**common, "interrupted": interrupted, "verdict": verdict})
+    method = plan_method(cand.counts, cand.n, size, confidence)
+    cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
+                   method=method, args=args, seed=s_cert, executor=executor, progress=progress)
+    value = max(cert.value, 0.0)
+    k1, k2 = cert.counts
+    conf = {"value": cert.value, "exact": False, "method": cert.describe(),
+            "counts": (k1, k2), "n": cert.n, "unbounded": cert.unbounded}
+    sel = cand.counts
+    rec = {"x": cand.x, "x2": cand.x2, "event": cand.event,
+           "estimate": _ratio(sel[0] + sel[1], sel[0] + sel[2])}
+    witness = _witness(mech, rec, conf, args, confidence, seed, extra={
+        "model": cand.model, "pattern": cand.pattern, "n_select": cand.n,
+        "selection_counts": [sel[0] + sel[1], sel[0] + sel[2]], "projected": cand.value,
+        "certificate": cert.method})
+    verdict = _verdict(value, conf, mech.epsilon, confidence)
+    if cert.interrupted:
+        verdict += f" (interrupted after {cert.n:,} of {size:,} fresh samples)"
+    return Bound(mechanism=mech.name, value=value, confidence=confidence,
+                 method="attack (black box)", witness=witness, claimed_epsilon=mech.epsilon,
+                 seed=seed, seconds=time.perf_counter() - t0,
+                 details={**common, "search_estimate": rec["estimate"],
+                          "unbounded": cert.unbounded, "confirmation": cert.describe(),
+                          "n_confirm": cert.n, "interrupted": cert.interrupted or interrupted,
+                          "verdict": verdict, "projected": cand.value, "model": cand.model})
+
+
+def _ratio(k1: float, k2: float) -> float:
+    if k2 <= 0:
+        return math.inf if k1 > 0 else math.nan
+    return math.log(k1 / k2) if k1 > 0 else -math.inf
+
+
+# --------------------------------------------------------------------------------------------
+# white boxes: the attack family beside DP-Finder's iterations
+# --------------------------------------------------------------------------------------------
+
+WHITE = Budget(n_train=1 << 14, n_fit=1 << 16, n_select=1 << 20, finalists=2)
+SMALL_DISCRETE = 64  # at most this many distinct outputs: DP-Finder's singletons suffice
+
+
+def wants_attack(mech: Mechanism, opts: dict, args: dict, best: dict | None,
+                 rng: np.random.Generator) -> bool:
+    """Run the attack family on a white box? ``attack=True/False`` decides; 'auto' runs it
+    unless the outputs take few distinct values and DP-Finder found a triple (its singleton
+    events are then the likelihood ratio already)."""
+    choice = opts.get("attack", "auto")
+    if choice in (True, False):
+        return bool(choice)
+    if best is None:
+        return True
+    from ..attacks.inputs import default_length, domain_range
+    from ..attacks.train import distinct_rows
+    from ..core.noise import Sampler
+
+    lo, hi = domain_range(mech)
+    x = rng.uniform(lo, hi, size=default_length(mech, opts.get("length")))
+    x = mech.domain.check(np.round(x) if mech.domain.integer else x)
+    out = mech.run(Sampler(rng, 2000), x, args, check_input=False)
+    return distinct_rows(out, out[:0]) > SMALL_DISCRETE
+
+
+def white_size(opts: dict) -> int:
+    """The fresh paired sample the attack family plans for (``n_confirm``, or the largest
+    automatic confirmation size)."""
+    from . import CONFIRM_RANGE
+
+    return int(opts["n_confirm"]) if opts.get("n_confirm") else int(CONFIRM_RANGE[1])
+
+
+def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
+                  seed: np.random.SeedSequence, executor: Any, progress: bool,
+                  starting: tuple | None) -> dict | None:
+    """The classifier attack on a white box: paired samples (Replay) train and select, the
+    objective is the paired certificate; returns a DP-Finder-style record (or None)."""
+    size = white_size(opts)
+    budget = Budget(n_train=WHITE.n_train, n_fit=WHITE.n_fit, n_select=WHITE.n_select,
+                    random_pairs=int(iterations), iterations=int(iterations),
+                    finalists=WHITE.finalists, models=tuple(opts.get("models") or WHITE.models))
+    cand, trace, interrupted = search_witness(
+        mech, certificate_objective(size, float(opts["confidence"]), paired=True),
+        budget=budget, args=args, seed=seed,
+        executor="inprocess" if executor is None else executor, progress=progress,
+        start=starting, length=opts.get("length"))
+    if cand is None or interrupted:
+        return None
+    n11, n10, n01 = cand.counts
+    k1, k2 = n11 + n10, n11 + n01
+    return {"x": cand.x, "x2": cand.x2, "event": cand.event, "start_estimate": None,
+            "n": cand.n, "estimate": _ratio(k1, k2), "p": (k1 / cand.n, k2 / cand.n),
+            "optimizer": f"classifier attack ({cand.model})", "evaluations": len(trace),
+            "surrogate": None, "status": "classifier attack", "attack_score": cand.value,
+            "seconds": trace[-1]["seconds"] if trace else 0.0, "size": size}
+
+
+def paired_projection(mech: Mechanism, rec: dict, args: dict, opts: dict,
+                      seed: np.random.SeedSequence) -> float:
+    """DP-Finder's best triple scored like the attack's candidates: its paired counts on a
+    fresh tape, projected to the same certificate."""
+    from ..attacks import draw_pair
+    from ..attacks.sampling import events_in
+    from ..attacks.threshold import counts_at
+
+    n = int(opts.get("n_walk", 1 << 17))
+    o1, o2 = draw_pair(mech, rec["x"], rec["x2"], n, args, seed, paired=True)
+    e1 = events_in(rec["event"], o1).astype(float)
+    e2 = events_in(rec["event"], o2).astype(float)
+    counts = counts_at(e1, e2, np.array([1.0]))
+    objective = certificate_objective(white_size(opts), float(opts["confidence"]), paired=True)
+    return float(np.asarray(objective(*counts, n))[0])
