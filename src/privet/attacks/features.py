@@ -34,7 +34,9 @@ POINT_MASS = 0.01     # a numeric value holding this share of a column is a flag
 def rows_of(outputs) -> np.ndarray:
     """Outputs as a float matrix, one row per sample."""
     out = np.asarray(outputs, dtype=float)
-    return out.reshape(out.shape[0], -1) if out.ndim > 1 else out.reshape(-1, 1)
+    if out.ndim > 1:
+        return out.reshape(out.shape[0], int(np.prod(out.shape[1:])))
+    return out.reshape(-1, 1)
 
 
 def shape_error(name: str, w1: int, w2: int) -> MechanismError:
