@@ -24,7 +24,7 @@ from ..core.mechanism import Mechanism
 from ..core.noise import Replay, Sampler
 from ..execution import DEFAULT_CHUNK, chunk_rng, chunk_sizes, collect, get_executor
 from ..execution.progress import progress_bar
-from ..stats.bounds import conditional_bounds, paired_bounds, union_bounds
+from ..stats.bounds import SHARE, conditional_bounds, paired_bounds, union_bounds
 from .events import Threshold
 from .threshold import counts_at
 
@@ -170,6 +170,7 @@ class Certificate:
     n01: int
     n: int
     interrupted: bool = False
+    share: float = SHARE
 
     @property
     def counts(self) -> tuple[int, int]:
@@ -191,28 +192,30 @@ class Certificate:
         return {"paired": "Clopper-Pearson on paired samples (union bound over 3)",
                 "union": "Clopper-Pearson on independent samples (union bound over 2)",
                 "conditional": "exact conditional test on discordant pairs of independent "
-                               "samples (odds ratio, union bound over 3)"}[self.method]
+                               f"samples (odds ratio at {self.share:g} of alpha, union bound "
+                               "over 3)"}[self.method]
 
 
-def bound_of(method: str, n11, n10, n01, n, confidence: float) -> float:
+def bound_of(method: str, n11, n10, n01, n, confidence: float, share: float = SHARE) -> float:
     """The certificate ``method`` on these counts."""
     if n <= 0:
         return -math.inf
     if method == "paired":
         return float(paired_bounds(n11, n10, n01, n, confidence))
     if method == "conditional":
-        return float(conditional_bounds(n10, n01, n11 + n10, n11 + n01, n, confidence))
+        return float(conditional_bounds(n10, n01, n11 + n10, n11 + n01, n, confidence, share))
     return float(union_bounds(n11 + n10, n, n11 + n01, n, confidence))
 
 
 def certify(mech: Mechanism, x, x2, event: Event, n: int, *, confidence: float = 0.9,
             method: str | None = None, args: Mapping[str, Any] | None = None,
             seed: Any = None, executor: Any = None, progress: bool = False,
-            chunk: int = DEFAULT_CHUNK) -> Certificate:
+            chunk: int = DEFAULT_CHUNK, share: float = SHARE) -> Certificate:
     """The certified lower bound of ``event`` for ``(x, x')`` from ``n`` fresh pairs.
 
     ``method``: 'paired' (Replay; the default when the mechanism supports it), 'union' or
-    'conditional' (independent samples; default 'union'). Chunk i of the run draws from
+    'conditional' (independent samples; default 'union'; ``share`` of alpha goes to its
+    odds-ratio bound, fixed before the sample is drawn). Chunk i of the run draws from
     generators spawned from ``seed`` with key i, whatever the executor.
     """
     paired = paired_sampling(mech) if method is None else method == "paired"
@@ -223,5 +226,6 @@ def certify(mech: Mechanism, x, x2, event: Event, n: int, *, confidence: float =
                                       executor=executor, progress=progress,
                                       label=f"certify {mech.name}", paired=paired, chunk=chunk)
     n11, n10, n01 = (int(v) for v in (total if total is not None else (0, 0, 0)))
-    value = bound_of(method, n11, n10, n01, done, confidence)
-    return Certificate(value, method, float(confidence), n11, n10, n01, done, interrupted)
+    value = bound_of(method, n11, n10, n01, done, confidence, share)
+    return Certificate(value, method, float(confidence), n11, n10, n01, done, interrupted,
+                       share)

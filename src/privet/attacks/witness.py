@@ -191,11 +191,11 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
     total = len(cands) + budget.iterations + budget.finalists
     t0 = time.perf_counter()
 
-    def screen(x, x2, label, ss) -> _Screened:
+    def screen(x, x2, label, ss, n=budget.n_train, stage="screen") -> _Screened:
         # fit and choose the event on one half, score that one event on the other half:
         # an honest estimate, so the pairs compete without the winner's curse of the
         # thresholds
-        o1, o2 = draw_pair(mech, x, x2, budget.n_train, args, ss, paired, executor)
+        o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor)
         _widths(mech, o1, o2, x, x2)
         h = len(o1) // 2
         scores = _fit_scores(o1[:h], o2[:h], None, int(ss.generate_state(1)[0]))
@@ -210,10 +210,8 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
             item = _Screened(-math.inf, 0.0, x, x2, label)
         else:
             item = _Screened(got[0], spread(got[1], len(o1) - h), x, x2, label)
-        screened.append(item)
-        trace.append({"stage": "local search" if label == "local search" else "screen",
-                      "pattern": label, "d1": x.tolist(), "d2": x2.tolist(),
-                      "value": item.value, "model": best[2] if best else "",
+        trace.append({"stage": stage, "pattern": label, "d1": x.tolist(), "d2": x2.tolist(),
+                      "value": item.value, "model": best[2] if best else "", "n": n,
                       "seconds": round(time.perf_counter() - t0, 3)})
         return item
 
@@ -222,17 +220,20 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
             for (x, x2, label), ss in zip(cands, s_screen.spawn(len(cands))):
-                screen(x, x2, label, ss)
+                screened.append(screen(x, x2, label, ss))
                 advance(1)
             if screened and budget.iterations:
                 top = max(screened, key=lambda r: r.value)
                 for ss in s_local.spawn(budget.iterations):
                     nxt = move(mech, top.x, top.x2, rng)
                     if nxt is not None:
-                        item = screen(nxt[0], nxt[1], "local search", ss)
+                        item = screen(nxt[0], nxt[1], "local search", ss, stage="local search")
+                        screened.append(item)
                         if item.value > top.value:
                             top = item
                     advance(1)
+            screened = _halve(screened, budget, start, s_screen,
+                              lambda it, ss, n: screen(it.x, it.x2, it.label, ss, n, "rescreen"))
             chosen = _finalists(screened, budget.finalists, start)
             for item, ss in zip(chosen, s_final.spawn(len(chosen))):
                 finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start))
@@ -252,6 +253,29 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
     return best, trace, interrupted
 
 
+def _optimistic(item: _Screened) -> float:
+    return item.value + item.spread
+
+
+def _halve(screened: list[_Screened], budget: Budget, start: tuple | None,
+           seeds: np.random.SeedSequence, rescreen) -> list[_Screened]:
+    """Successive halving of the screened pairs: while more than twice ``finalists`` are
+    left and the samples stay within ``n_fit``, keep the better half by the optimistic
+    estimate (value plus one spread: a rare event with a large ratio survives until its
+    estimate is precise enough to judge) and screen it again on twice the samples."""
+    pool = [it for it in screened if math.isfinite(it.value)]
+    n = budget.n_train
+    while len(pool) > 2 * budget.finalists and 2 * n <= budget.n_fit:
+        pool.sort(key=lambda it: -_optimistic(it))
+        keep = pool[: (len(pool) + 1) // 2]
+        if start is not None:
+            keep += [it for it in pool[len(keep):] if it.label == "start"]
+        n *= 2
+        pool = [rescreen(it, ss, n) for it, ss in zip(keep, seeds.spawn(len(keep)))]
+        pool = [it for it in pool if math.isfinite(it.value)]
+    return pool
+
+
 def _finalists(screened: list[_Screened], k: int, start: tuple | None) -> list[_Screened]:
     """The start pair and the ``k`` best screened pairs by estimate plus one spread."""
     out, seen = [], set()
@@ -261,7 +285,7 @@ def _finalists(screened: list[_Screened], k: int, start: tuple | None) -> list[_
                 out.append(item)
                 seen.add(item.x.tobytes() + item.x2.tobytes())
                 break
-    for item in sorted(screened, key=lambda r: -(r.value + r.spread)):
+    for item in sorted(screened, key=lambda r: -_optimistic(r)):
         key = item.x.tobytes() + item.x2.tobytes()
         if len(out) >= k + (start is not None):
             break

@@ -31,13 +31,16 @@ from ..attacks import Budget, certify, search_witness
 from ..core.errors import UnsupportedError
 from ..core.mechanism import Mechanism
 from ..core.results import Bound
-from ..stats.bounds import projected
+from ..stats.bounds import SHARE, SHARES, projected
 
 __all__ = ["budget_for", "certificate_objective", "confirm_size", "search_blackbox"]
 
 # per-sample black boxes (one Python call per output) get smaller samples
-FAST = {"n_train": 1 << 15, "n_fit": 1 << 18, "n_select": 1 << 23, "n_confirm": 1 << 25}
-SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 1 << 21}
+FAST = {"n_train": 1 << 15, "n_fit": 1 << 18, "n_select": 1 << 23, "n_confirm": 1 << 26,
+        "n_confirm_min": 1 << 22}
+SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 1 << 21,
+        "n_confirm_min": 1 << 17}
+CLOSE = 0.01  # the automatic fresh sample stops growing within this share of the limit
 INDEPENDENT = ("union", "conditional")
 # selection counts are moved this many standard errors towards no violation before they are
 # projected: the best of ~1000 thresholds of several scores is otherwise an event seen a few
@@ -76,9 +79,30 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
                   finalists=int(opts.get("finalists", 4)), models=models)
 
 
-def confirm_size(mech: Mechanism, n_confirm: int | None) -> int:
-    """The fresh sample: ``n_confirm``, or 2^25 pairs (2^21 for per-sample black boxes)."""
-    return int(n_confirm) if n_confirm is not None else _sizes(mech)["n_confirm"]
+def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = None,
+                 n: int = 0, confidence: float = 0.9, method: str = "union",
+                 share: float = 0.8) -> int:
+    """The fresh sample: ``n_confirm``; or, from the selection counts of the chosen event,
+    the smallest power of two between 2^22 and 2^26 pairs (2^17 and 2^21 for per-sample
+    black boxes) whose projected bound is within ``CLOSE`` (one percent) of what an
+    unlimited sample would project -- decided before the fresh sample is drawn. An event
+    never seen under x' (whose bound keeps growing) gets the largest."""
+    if n_confirm is not None:
+        return int(n_confirm)
+    sizes = _sizes(mech)
+    lo, hi = sizes["n_confirm_min"], sizes["n_confirm"]
+    if counts is None:
+        return hi
+    limit = float(projected(*counts, n, float(2**40), confidence, method, shrink=SHRINK,
+                            share=share))
+    size = lo
+    while size < hi:
+        got = float(projected(*counts, n, size, confidence, method, shrink=SHRINK,
+                              share=share))
+        if math.isfinite(limit) and got >= limit - CLOSE * abs(limit):
+            break
+        size *= 2
+    return int(min(size, hi))
 
 
 def certificate_objective(size: int, confidence: float, paired: bool):
@@ -94,12 +118,14 @@ def certificate_objective(size: int, confidence: float, paired: bool):
     return objective
 
 
-def plan_method(counts: tuple, n: int, size: int, confidence: float) -> str:
-    """The independent-sample certificate that projects the larger bound for these
-    selection counts (decided before the fresh sample is drawn)."""
-    vals = {m: float(projected(*counts, n, size, confidence, m, shrink=SHRINK))
-            for m in INDEPENDENT}
-    return max(vals, key=lambda m: vals[m])
+def plan_method(counts: tuple, n: int, size: int, confidence: float) -> tuple[str, float]:
+    """The independent-sample certificate (and, for the conditional one, its split of
+    alpha) that projects the larger bound for these selection counts -- decided before the
+    fresh sample is drawn."""
+    plans = [("union", SHARE)] + [("conditional", s) for s in SHARES]
+    vals = [float(projected(*counts, n, size, confidence, m, shrink=SHRINK, share=s))
+            for m, s in plans]
+    return plans[int(np.argmax(vals))]
 
 
 def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
@@ -110,11 +136,11 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
     from . import _verdict, _witness  # the witness and verdict of every search
 
     confidence = float(opts["confidence"])
-    size = confirm_size(mech, n_confirm)
+    plan = confirm_size(mech, n_confirm)
     budget = budget_for(mech, opts, iterations)
     s_search, s_cert = root.spawn(2)
     where = "inprocess" if executor is None else executor
-    objective = certificate_objective(size, confidence, paired=False)
+    objective = certificate_objective(plan, confidence, paired=False)
     cand, trace, interrupted = search_witness(
         mech, objective, budget=budget, args=args, seed=s_search, executor=where,
         progress=progress, start=starting, length=opts.get("length"))
@@ -126,9 +152,11 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                      method="attack (black box)", claimed_epsilon=mech.epsilon, seed=seed,
                      seconds=time.perf_counter() - t0,
                      details={**common, "interrupted": interrupted, "verdict": verdict})
-    method = plan_method(cand.counts, cand.n, size, confidence)
+    method, share = plan_method(cand.counts, cand.n, plan, confidence)
+    size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share)
     cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
-                   method=method, args=args, seed=s_cert, executor=executor, progress=progress)
+                   method=method, args=args, seed=s_cert, executor=executor, progress=progress,
+                   share=share)
     value = max(cert.value, 0.0)
     k1, k2 = cert.counts
     conf = {"value": cert.value, "exact": False, "method": cert.describe(),

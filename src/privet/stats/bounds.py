@@ -34,11 +34,12 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-__all__ = ["METHODS", "conditional_bounds", "cp_lower", "cp_upper", "paired_bounds", "projected",
-           "union_bounds", "wilson_lower", "wilson_upper"]
+__all__ = ["METHODS", "SHARES", "conditional_bounds", "cp_lower", "cp_upper", "paired_bounds",
+           "projected", "union_bounds", "wilson_lower", "wilson_upper"]
 
 METHODS = ("union", "conditional", "paired")
 SHARE = 0.8  # the part of alpha the conditional certificate gives its odds-ratio bound
+SHARES = (0.5, 0.8, 0.9, 0.95, 0.99)  # the splits a certificate plan chooses from
 
 
 def cp_lower(k, n, alpha) -> np.ndarray:
@@ -129,7 +130,7 @@ def paired_bounds(n11, n10, n01, n, confidence: float = 0.9, fast: bool = False
 
 
 def projected(n11, n10, n01, n, size: float, confidence: float = 0.9, method: str = "union",
-              shrink: float = 1.0, fast: bool = False) -> np.ndarray:
+              shrink: float = 1.0, fast: bool = False, share: float = SHARE) -> np.ndarray:
     """The certificate ``method`` would give on a fresh sample of ``size`` pairs showing the
     frequencies of these counts (of ``n`` pairs), each count first moved ``shrink`` standard
     errors towards no violation (n10 down, n01 and the x' count up, plus one for a count of
@@ -145,7 +146,8 @@ def projected(n11, n10, n01, n, size: float, confidence: float = 0.9, method: st
     if method == "union":
         return union_bounds(a11 + a10, size, a11 + a01, size, confidence, fast)
     if method == "conditional":
-        return conditional_bounds(a10, a01, a11 + a10, a11 + a01, size, confidence, fast=fast)
+        return conditional_bounds(a10, a01, a11 + a10, a11 + a01, size, confidence, share,
+                                  fast)
     if method == "paired":
         return paired_bounds(a11, a10, a01, size, confidence, fast)
     raise ValueError(f"unknown certificate {method!r}; use one of {', '.join(METHODS)}.")
