@@ -52,7 +52,9 @@ from .train import fit, models_for
 
 __all__ = ["Budget", "Candidate", "search_witness"]
 
-Objective = Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
+# objective(n11, n10, n01, n, shrink=...): the selection counts of events -> their scores;
+# ``shrink`` moves the counts towards no violation (0 for a held-out sample's counts)
+Objective = Callable[..., np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -128,11 +130,11 @@ def _event(score: Score, orient: int, choice: Choice, seed: int) -> Threshold:
     return Threshold(sc, choice.threshold, choice.tie, seed)
 
 
-def _fixed_event(event: Event, o1, o2, objective: Objective) -> tuple[float, tuple] | None:
+def _fixed_event(event: Event, o1, o2, objective: Objective, **kw) -> tuple[float, tuple] | None:
     e1 = events_in(event, o1).astype(float)
     e2 = events_in(event, o2).astype(float)
     n11, n10, n01 = counts_at(e1, e2, np.array([1.0]))
-    value = float(np.asarray(objective(n11, n10, n01, len(o1)))[0])
+    value = float(np.asarray(objective(n11, n10, n01, len(o1), **kw))[0])
     if not math.isfinite(value):
         return None
     return value, (float(n11[0]), float(n10[0]), float(n01[0]))
@@ -205,7 +207,7 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
         if best is not None:
             event = _event(best[3], best[1], best[4], 0)
             a, b = (o1[h:], o2[h:]) if best[1] == 0 else (o2[h:], o1[h:])
-            got = _fixed_event(event, a, b, objective)
+            got = _fixed_event(event, a, b, objective, shrink=0.0)
         if got is None:
             item = _Screened(-math.inf, 0.0, x, x2, label)
         else:

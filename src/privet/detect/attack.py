@@ -36,14 +36,14 @@ def applies(mech: Mechanism) -> bool:
 
 def test_objective(n_final: int, epsilon: float):
     """``-log10`` of the final test's p-value (normal approximation) if the final samples
-    showed the selection frequencies, each count first moved ``SHRINK`` standard errors
-    towards no violation."""
+    showed the selection frequencies, each count first moved ``shrink`` standard errors
+    towards no violation (default ``SHRINK``; 0 for a held-out sample's counts)."""
 
-    def objective(n11, n10, n01, n):
+    def objective(n11, n10, n01, n, shrink=SHRINK):
         k1 = np.asarray(n11, float) + np.asarray(n10, float)
         k2 = np.asarray(n11, float) + np.asarray(n01, float)
-        k1 = np.maximum(k1 - SHRINK * np.sqrt(k1), 0.0)
-        k2 = np.minimum(k2 + SHRINK * np.sqrt(k2 + 1.0) + 1.0, float(n))
+        k1 = np.maximum(k1 - shrink * np.sqrt(k1), 0.0)
+        k2 = np.minimum(k2 + shrink * np.sqrt(k2 + 1.0) + (shrink > 0), float(n))
         r = float(n_final) / float(n)
         with np.errstate(divide="ignore"):
             return -np.log10(np.maximum(approx_pvalue(k1 * r, k2 * r, n_final, n_final,

@@ -36,7 +36,7 @@ from ..stats.bounds import SHARE, SHARES, projected
 __all__ = ["budget_for", "certificate_objective", "confirm_size", "search_blackbox"]
 
 # per-sample black boxes (one Python call per output) get smaller samples
-FAST = {"n_train": 1 << 15, "n_fit": 1 << 18, "n_select": 1 << 23, "n_confirm": 1 << 26,
+FAST = {"n_train": 1 << 15, "n_fit": 1 << 18, "n_select": 1 << 22, "n_confirm": 1 << 26,
         "n_confirm_min": 1 << 22}
 SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 1 << 21,
         "n_confirm_min": 1 << 17}
@@ -66,7 +66,7 @@ def refuse_slsqp(mech: Mechanism) -> None:
 def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
     """The witness search's sizes: ``n_cap`` samples per input of each screened pair
     (default 2^15; 2^12 for per-sample black boxes), ``n_select`` the largest selection
-    sample per finalist (2^23; 2^17), ``iterations`` random pairs and as many local-search
+    sample per finalist (2^22; 2^17), ``iterations`` random pairs and as many local-search
     steps, ``finalists`` (4),
     ``models`` (table, histogram, logistic regression, statistics; add 'mlp' for the
     neural network)."""
@@ -107,11 +107,13 @@ def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = 
 
 def certificate_objective(size: int, confidence: float, paired: bool):
     """The projected certificate at ``size`` fresh pairs: the paired one under Replay, the
-    better of the union and the conditional one for independent samples."""
+    better of the union and the conditional one for independent samples; the counts are
+    first moved ``shrink`` standard errors towards no violation (0 for counts of a held-out
+    sample, which are honest already)."""
     methods = ("paired",) if paired else INDEPENDENT
 
-    def objective(n11, n10, n01, n):
-        vals = [projected(n11, n10, n01, n, size, confidence, m, shrink=SHRINK, fast=True)
+    def objective(n11, n10, n01, n, shrink=SHRINK):
+        vals = [projected(n11, n10, n01, n, size, confidence, m, shrink=shrink, fast=True)
                 for m in methods]
         return np.maximum.reduce(vals) if len(vals) > 1 else vals[0]
 
