@@ -42,10 +42,17 @@ def distinct_rows(r1: np.ndarray, r0: np.ndarray, cap: int = MAX_TABLE_ROWS) -> 
     return len(np.unique(row_codes(np.vstack([a, b]))))
 
 
+def discrete(r1: np.ndarray, r0: np.ndarray) -> bool:
+    """Few distinct outputs, each seen many times: at most ``MAX_TABLE_ROWS`` and at most
+    one per 8 samples (continuous outputs, all distinct, are never a table)."""
+    total = min(len(r1), 4 * MAX_TABLE_ROWS) + min(len(r0), 4 * MAX_TABLE_ROWS)
+    return distinct_rows(r1, r0) <= min(MAX_TABLE_ROWS, total / 8)
+
+
 def fit_table(r1, r0) -> Table | None:
-    """Smoothed empirical log-ratio per distinct output row (None: too many distinct rows)."""
+    """Smoothed empirical log-ratio per distinct output row (None: not :func:`discrete`)."""
     a, b = rows_of(r1), rows_of(r0)
-    if distinct_rows(a, b) > MAX_TABLE_ROWS:
+    if not discrete(a, b):
         return None
     uniq, c1, c0 = two_sample_counts(a, b)
     values = _log_ratio(c1.astype(float), c0.astype(float), len(a), len(b))
@@ -128,7 +135,7 @@ def models_for(r1, r0, fmap: FeatureMap, cheap: bool = False) -> tuple[str, ...]
     else logistic regression and the statistics; without ``cheap`` logistic regression is
     added, and the statistics are dropped for discrete outputs (their events are unions of
     outputs, which the table's events already order by likelihood ratio)."""
-    if distinct_rows(r1, r0) <= MAX_TABLE_ROWS:
+    if discrete(r1, r0):
         return ("table",) if cheap else ("table", "logistic")
     if fmap.width <= 2 and not fmap.indicators:
         return ("bins", "stats") if cheap else ("bins", "logistic", "stats")

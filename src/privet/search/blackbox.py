@@ -214,7 +214,7 @@ def wants_attack(mech: Mechanism, opts: dict, args: dict, best: dict | None,
     x = rng.uniform(lo, hi, size=default_length(mech, opts.get("length")))
     x = mech.domain.check(np.round(x) if mech.domain.integer else x)
     out = mech.run(Sampler(rng, 2000), x, args, check_input=False)
-    return distinct_rows(out, out[:0]) > SMALL_DISCRETE
+    return distinct_rows(out, out[:1]) > SMALL_DISCRETE
 
 
 def white_size(opts: dict) -> int:
