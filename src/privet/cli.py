@@ -17,7 +17,7 @@ from typing import Any
 
 from .core.errors import PrivetError
 
-ENGINE_COMMANDS = ("detect", "search", "exact", "pufferfish", "synth")
+ENGINE_COMMANDS = ("detect", "search", "exact", "pufferfish", "synth", "floats")
 SAMPLING_COMMANDS = ("detect", "search", "synth", "sample", "suite")  # these take --executor
 
 

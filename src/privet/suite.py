@@ -166,6 +166,30 @@ def run_synth(mech: Mechanism, opt: Options) -> SuiteRow | None:
                 best=res.best.describe() if res.best is not None else None)
 
 
+def run_floats(mech: Mechanism, opt: Options) -> SuiteRow | None:
+    """Porosity (privet.floats): for native mechanisms f(D) + noise, outputs of one input
+    that its neighbour provably cannot produce (ε = ∞ with a replayable witness)."""
+    if not mech.supports("replay") or mech.neighbors.kind == "add_remove":
+        return None
+    from .core.errors import UnsupportedError
+    from .floats import porosity
+    from .floats.reach import additive
+
+    x = _representative_input(mech)
+    x2 = list(x)
+    x2[0] = x2[0] + mech.neighbors.delta if mech.neighbors.kind != "replace_one" else \
+        x2[0] + 1.0
+    try:
+        additive(mech, x)
+        additive(mech, x2)
+    except (UnsupportedError, PrivetError):
+        return None  # not f(D) + one invertible draw: the exact check does not apply
+    start = time.perf_counter()
+    res = porosity(mech, x, x2, n=2_000 if opt.quick else 10_000, method="exact",
+                   first=True, seed=opt.seed)
+    return _row(mech, "floats", res.verdict, res.epsilon, start, result=res)
+
+
 ENGINES: dict[str, Callable[[Mechanism, Options], SuiteRow | None]] = {
     "sample": run_sample,
     "detect": run_detect,
@@ -173,13 +197,14 @@ ENGINES: dict[str, Callable[[Mechanism, Options], SuiteRow | None]] = {
     "search": run_search,
     "pufferfish": run_pufferfish,
     "synth": run_synth,
+    "floats": run_floats,
 }
 # synth takes minutes per sketch (benchmarks/synth_kolahal.py): only on request
-DEFAULT_ENGINES = ("sample", "detect", "exact", "search", "pufferfish")
+DEFAULT_ENGINES = ("sample", "detect", "exact", "search", "pufferfish", "floats")
 
 
 def _available(engine: str) -> bool:
-    if engine == "sample":
+    if engine in ("sample", "floats"):  # floats is a layer, not an engine function
         return True
     try:
         module = importlib.import_module(f"privet.{engine}")
@@ -243,6 +268,12 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
             violations.append((f"violation certified: ε ≥ {bd.value:.4g} "
                                f"({bd.confidence:.0%} confidence)",
                                f"D1={_short(w.d1)}, D2={_short(w.d2)}, {w.event}" if w else None))
+    fl = res.get("floats")
+    if fl is not None and fl.witness is not None:  # exact: before the statistical ones
+        w = fl.witness
+        violations.insert(0, ("violation (exact): ε = ∞ (porosity)",
+                              f"D1={_short(w.d1)}, D2={_short(w.d2)}, output {w.value_hex} "
+                              f"({w.reason})"))
     dt = res.get("detect")
     if dt is not None and dt.counterexample is not None:
         cx = dt.counterexample
@@ -300,10 +331,10 @@ def library_selection(only: Sequence[str] | None = None) -> dict[str, Mechanism]
         else:
             names.append(str(item))
     if names:
+        library.update(mechanisms.opt_in())  # floating-point and DP-Sniper's, by name
         extra = getattr(mechanisms, "real_libraries", None)
         if extra is not None:
             library.update(extra())
-        library.update(mechanisms.evaluation_sets())
         keep = set(names)
         found = {k: m for k, m in library.items() if k in keep or k.split(".")[0] in keep}
         if not found:

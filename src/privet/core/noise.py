@@ -110,6 +110,8 @@ class Dist:
     def sample(self, rng: np.random.Generator, shape: Shape) -> np.ndarray:
         p = self.params
         k = self.kind
+        if "sampler" in p:
+            return SAMPLERS[(k, p["sampler"])](rng, p, shape)
         if k == "laplace":
             return rng.laplace(0.0, p["scale"], size=shape)
         if k == "exponential":
@@ -215,6 +217,66 @@ class Dist:
         return flat(x)
 
 
+# -- declared float samplers ----------------------------------------------------------------
+# ``noise.laplace(scale, sampler=...)`` / ``noise.gaussian(sigma, sampler=...)`` choose how a
+# draw is computed from 53-bit uniforms ``rng.random()``; the default (no sampler) is NumPy's
+# own Generator method (``random_laplace``: inverse CDF; ``random_standard_normal``:
+# ziggurat). privet.floats decides which doubles each sampler can produce.
+
+def _laplace_inverse_cdf(rng: np.random.Generator, p: dict, shape: Shape) -> np.ndarray:
+    """The textbook inverse CDF, u uniform on [-1/2, 1/2): -b sgn(u) ln(1 - 2|u|)."""
+    u = rng.random(size=shape) - 0.5
+    with np.errstate(divide="ignore"):
+        return -np.asarray(p["scale"], dtype=float) * np.sign(u) * np.log(1.0 - 2.0 * np.abs(u))
+
+
+def _gaussian_box_muller(rng: np.random.Generator, p: dict, shape: Shape) -> np.ndarray:
+    """Box-Muller (1958), the cosine branch: sqrt(-2 ln(1 - u1)) cos(2 pi u2)."""
+    u1 = rng.random(size=shape)
+    u2 = rng.random(size=shape)
+    z = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
+    return np.asarray(p["sigma"], dtype=float) * z
+
+
+def _gaussian_polar(rng: np.random.Generator, p: dict, shape: Shape) -> np.ndarray:
+    """Marsaglia's polar method as NumPy's legacy ``RandomState.normal`` computes its first
+    value: x_i = 2 u_i - 1 until 0 < r2 = x1^2 + x2^2 < 1, then x2 sqrt(-2 ln(r2) / r2)."""
+    out = np.empty(shape)
+    flat = out.reshape(-1)
+    todo = np.arange(flat.size)
+    for _ in range(200):  # vectorized rejection: each round redraws the rejected entries
+        if not todo.size:
+            break
+        x1 = 2.0 * rng.random(size=todo.size) - 1.0
+        x2 = 2.0 * rng.random(size=todo.size) - 1.0
+        r2 = x1 * x1 + x2 * x2
+        ok = (r2 < 1.0) & (r2 != 0.0)
+        flat[todo[ok]] = np.sqrt(-2.0 * np.log(r2[ok]) / r2[ok]) * x2[ok]
+        todo = todo[~ok]
+    if todo.size:  # 200 rejections of one entry have probability (1 - pi/4)^200 < 1e-130
+        raise NoiseError("the polar method rejected 200 times in a row: the generator is "
+                         "not producing uniforms.")
+    return np.asarray(p["sigma"], dtype=float) * out
+
+
+SAMPLERS: dict[tuple[str, str], Callable[[np.random.Generator, dict, Shape], np.ndarray]] = {
+    ("laplace", "numpy"): lambda rng, p, shape: rng.laplace(0.0, p["scale"], size=shape),
+    ("laplace", "inverse_cdf"): _laplace_inverse_cdf,
+    ("gaussian", "numpy"): lambda rng, p, shape: rng.normal(0.0, p["sigma"], size=shape),
+    ("gaussian", "box_muller"): _gaussian_box_muller,
+    ("gaussian", "polar"): _gaussian_polar,
+}
+
+
+def _sampler_params(kind: str, params: dict, sampler: str | None) -> dict:
+    if sampler is None:
+        return params
+    if (kind, sampler) not in SAMPLERS:
+        known = ", ".join(s for k, s in SAMPLERS if k == kind)
+        raise NoiseError(f"unknown {kind} sampler {sampler!r}; use one of {known}.")
+    return {**params, "sampler": sampler}
+
+
 def _geom_tail(alpha, v: int, below: bool):
     """P(Z <= v) (below) or P(Z >= v) of the two-sided geometric, v on the right side of 0."""
     if below:
@@ -257,20 +319,27 @@ class Noise:
         raise NotImplementedError
 
     # -- continuous -------------------------------------------------------------------------
-    def laplace(self, scale, shape: int | Sequence[int] = ()) -> np.ndarray:
-        """Laplace(0, scale) draws."""
+    def laplace(self, scale, shape: int | Sequence[int] = (), sampler: str | None = None
+                ) -> np.ndarray:
+        """Laplace(0, scale) draws; ``sampler`` declares how they are computed (default
+        NumPy's ``Generator.laplace``; ``'inverse_cdf'``: the textbook formula)."""
         _positive("scale", scale)
-        return self._draw(Dist("laplace", {"scale": scale}), _shape(shape))
+        return self._draw(Dist("laplace", _sampler_params("laplace", {"scale": scale}, sampler)),
+                          _shape(shape))
 
     def exponential(self, scale, shape: int | Sequence[int] = ()) -> np.ndarray:
         """Exponential draws with mean ``scale`` (support [0, inf))."""
         _positive("scale", scale)
         return self._draw(Dist("exponential", {"scale": scale}), _shape(shape))
 
-    def gaussian(self, sigma, shape: int | Sequence[int] = ()) -> np.ndarray:
-        """Normal(0, sigma^2) draws."""
+    def gaussian(self, sigma, shape: int | Sequence[int] = (), sampler: str | None = None
+                 ) -> np.ndarray:
+        """Normal(0, sigma^2) draws; ``sampler`` declares how they are computed (default
+        NumPy's ziggurat ``Generator.normal``; ``'box_muller'``, ``'polar'``)."""
         _positive("sigma", sigma)
-        return self._draw(Dist("gaussian", {"sigma": sigma}), _shape(shape))
+        return self._draw(
+            Dist("gaussian", _sampler_params("gaussian", {"sigma": sigma}, sampler)),
+            _shape(shape))
 
     def uniform(self, low: float = 0.0, high: float = 1.0, shape: int | Sequence[int] = ()):
         """Uniform draws on [low, high)."""

@@ -439,3 +439,119 @@ class PufferfishVerdict:
                     f"{self.pair}" + (f" at {at}" if at else ""))
         return f"unknown at length {self.k}: {self.message}"
 # === end pufferfish results ===
+
+
+# === floats results ===
+@result_type
+@dataclass(frozen=True)
+class FloatWitness:
+    """A double that ``M(D2)`` outputs and ``M(D1)`` provably cannot: ε = ∞ for this pair.
+
+    ``mechanism.sample(d2, n, seed=seed)[index]`` replays ``value`` (its bits are
+    ``value_hex``); ``words`` are the generator words under which ``M(D2)`` outputs it (the
+    uniform is ``(word >> 11) / 2^53``); ``reason`` is ``addition gap`` (no double noise
+    value gives it from D1) or ``sampler gap`` (the ``candidates`` words whose draw could,
+    all evaluated exactly, do not); ``explanation`` says it in one paragraph.
+    """
+
+    d1: tuple
+    d2: tuple
+    value: Any
+    value_hex: str
+    reason: str
+    explanation: str
+    args: dict = field(default_factory=dict)
+    seed: int | None = None
+    n: int | None = None
+    index: int | None = None
+    words: str = ""
+    uniform: float | None = None
+    candidates: int = 0
+
+
+@result_type
+@dataclass(frozen=True)
+class PorosityResult:
+    """``privet.floats.porosity``: which outputs of ``M(D2)`` ``M(D1)`` can produce, exactly.
+
+    ``verdict`` is "violation found (exact): ε = ∞" when some sampled output of one input
+    is provably unreachable from the other (``witness``), else "no porosity found". Counts
+    are over sampled outputs (with multiplicity), both directions: ``reachable`` (a witness
+    word or a sighting), ``unreachable`` (proved), ``undecided``. ``delta_lower`` is a
+    Clopper-Pearson lower bound (at ``confidence``) on the probability that an output of
+    one input is unreachable from the other: no (ε, δ) claim with a smaller δ can hold.
+    ``assumptions`` states what the proofs rest on. ``detect`` and ``bound`` hold the
+    engines' certification of the witness's exact event (``privet.implementation.
+    certify_porosity``: ``detect.test_event`` and ``search.confirm``), when run.
+    """
+
+    mechanism: str
+    claimed_epsilon: float | None
+    verdict: str
+    d1: tuple
+    d2: tuple
+    method: str
+    checked: int
+    reachable: int
+    unreachable: int
+    undecided: int
+    epsilon: float | None = None
+    witness: FloatWitness | None = None
+    delta_lower: float | None = None
+    confidence: float = 0.95
+    assumptions: str = ""
+    directions: tuple = ()
+    detect: Any = None
+    bound: Any = None
+    seed: int | None = None
+    seconds: float | None = None
+    interrupted: bool = False
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violation(self) -> bool:
+        return self.witness is not None
+
+
+@result_type
+@dataclass(frozen=True)
+class SensitivityResult:
+    """``privet.floats.sum_sensitivity``: the neighbouring datasets whose float aggregate
+    differs most, against the sensitivity the noise is calibrated to.
+
+    ``difference`` is ``|f(D1) - f(D2)|`` (``excess`` = difference - ``declared``, both
+    computed exactly from the two doubles ``f1``, ``f2``); ``exceeds`` is True when the
+    pair moves the aggregate by more than ``declared``. ``detect`` and ``bound`` hold the
+    engines' certification of the resulting violation on the mechanism (None when not run):
+    the StatDP test on this pair and DP-Finder's fresh-sample confirmation of its event.
+    """
+
+    aggregate: str
+    verdict: str
+    bounds: tuple
+    neighbors: str
+    length: int
+    declared: float
+    difference: float
+    excess: float
+    ratio: float
+    exceeds: bool
+    d1: tuple
+    d2: tuple
+    f1: float
+    f2: float
+    family: str = ""
+    evaluated: int = 0
+    mechanism: str | None = None
+    claimed_epsilon: float | None = None
+    detect: Any = None
+    bound: Any = None
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violation(self) -> bool:
+        certified = (self.detect is not None and self.detect.counterexample is not None) or \
+            (self.bound is not None and self.bound.violates)
+        return bool(self.exceeds and certified)
+# === end floats results ===

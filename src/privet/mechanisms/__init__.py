@@ -7,10 +7,9 @@ noise API, so each runs under Sampler and Replay (and, when its noise is finite,
 (1000, 5)
 
 Names are ``<paper>.<mechanism>``; papers: ``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
-``faier`` (see :data:`PAPERS`), and ``dpsniper``: DP-Sniper's evaluation mechanisms,
-reached by name and :func:`by_paper` but left out of :func:`all` (so of ``privet suite``'s
-default run; ``privet suite --only dpsniper`` runs them). Each mechanism carries its
-claimed epsilon, neighbor relation, input domain, non-private arguments with defaults,
+``faier``, and the opt-in ``floats`` (floating-point mechanisms) and ``dpsniper`` (DP-
+Sniper's evaluation mechanisms; :func:`opt_in`, see :data:`PAPERS`). Each mechanism carries
+its claimed epsilon, neighbor relation, input domain, non-private arguments with defaults,
 ``arg_ranges`` (a 2-tuple ``(low, high)`` is a real interval, a list is a set of choices),
 ``noise_args`` (arguments that set a noise scale and that detection may put at their low-
 noise end, e.g. SVT's N), its output schema, its source, and ``true_epsilon``: the known
@@ -33,7 +32,7 @@ import numpy as np
 
 from ..core.errors import PrivetError
 from ..core.mechanism import Mechanism
-from . import dpfinder, dpsniper, faier, kolahal, libs, statdp, wmc
+from . import dpfinder, dpsniper, faier, floats, kolahal, libs, statdp, wmc
 
 PAPERS: dict[str, str] = {
     "statdp": "Ding et al., Detecting Violations of Differential Privacy (CCS 2018)",
@@ -41,24 +40,30 @@ PAPERS: dict[str, str] = {
     "kolahal": "Roy, Hsu, Albarghouthi, Learning Differentially Private Mechanisms (S&P 2021)",
     "wmc": "Oakley, Holtzen, Oprea, Tight Privacy and Accuracy Bounds via WMC",
     "faier": "Liu, Wang, Zhang, Verifying Pufferfish Privacy in HMMs (VMCAI 2022)",
+    "floats": "Mironov (CCS 2012), Jin et al. (S&P 2022), Casacuberta et al. (CCS 2022): "
+              "floating-point mechanisms",
     "dpsniper": "Bichsel, Steffen, Bogunovic, Vechev, DP-Sniper (S&P 2021)",
 }
 
 _MODULES = {"statdp": statdp, "dpfinder": dpfinder, "kolahal": kolahal, "wmc": wmc,
-            "faier": faier}
+            "faier": faier, "floats": floats, "dpsniper": dpsniper}
+
+# papers whose mechanisms are not part of all() (so not of the default suite): they are
+# reached by name, by paper, and by ``privet suite --only floats`` (or ``dpsniper``)
+OPT_IN = ("floats", "dpsniper")
 
 _REGISTRY: dict[str, Mechanism] = {
-    m.name: m for module in _MODULES.values() for m in module.MECHANISMS
+    m.name: m for paper, module in _MODULES.items() if paper not in OPT_IN
+    for m in module.MECHANISMS
 }
-# evaluation sets reached by name and by_paper, outside all() (the suite's default library)
-_OUTSIDE = {"dpsniper": dpsniper}
-_NAMED: dict[str, Mechanism] = {
-    **_REGISTRY, **{m.name: m for module in _OUTSIDE.values() for m in module.MECHANISMS}
+_OPT_IN: dict[str, Mechanism] = {
+    m.name: m for paper in OPT_IN for m in _MODULES[paper].MECHANISMS
 }
 
 
 def names() -> list[str]:
-    """Every library name, in a stable order (paper by paper, as in the papers)."""
+    """Every library name, in a stable order (paper by paper, as in the papers); the
+    opt-in papers (:data:`OPT_IN`) are listed by :func:`opt_in`."""
     return list(_REGISTRY)
 
 
@@ -69,14 +74,13 @@ def all() -> dict[str, Mechanism]:  # noqa: A001 - the registry's public name
 
 def by_paper(paper: str) -> dict[str, Mechanism]:
     """The mechanisms of one paper (``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
-    ``faier``), name -> Mechanism."""
+    ``faier``, ``floats``, ``dpsniper``), name -> Mechanism."""
     key = str(paper).lower().replace("-", "").replace("_", "")
-    modules = {**_MODULES, **_OUTSIDE}
-    if key not in modules:
+    if key not in _MODULES:
         raise PrivetError(
-            f"unknown paper {paper!r}; the library has {', '.join(modules)}."
+            f"unknown paper {paper!r}; the library has {', '.join(_MODULES)}."
         )
-    return {m.name: m for m in modules[key].MECHANISMS}
+    return {m.name: m for m in _MODULES[key].MECHANISMS}
 
 
 def get(name: str) -> Mechanism:
@@ -88,8 +92,10 @@ def get(name: str) -> Mechanism:
     if isinstance(name, Mechanism):
         return name
     key = str(name).strip().lower().replace("-", "_")
-    if key in _NAMED:
-        return _NAMED[key]
+    if key in _REGISTRY:
+        return _REGISTRY[key]
+    if key in _OPT_IN:
+        return _OPT_IN[key]
     if key in libs.NAMES:  # real-library adapters (optional libraries, not in all())
         return libs.get(key)
     if "." not in key:
@@ -108,10 +114,11 @@ def get(name: str) -> Mechanism:
     raise PrivetError(f"no library mechanism named {name!r}; {hint}")
 
 
-def evaluation_sets() -> dict[str, Mechanism]:
-    """Mechanisms reached by name but outside :func:`all` (DP-Sniper's evaluation set),
-    name -> Mechanism."""
-    return {m.name: m for module in _OUTSIDE.values() for m in module.MECHANISMS}
+def opt_in() -> dict[str, Mechanism]:
+    """The mechanisms of the opt-in papers (:data:`OPT_IN`: the floating-point ones and
+    DP-Sniper's), name -> Mechanism; like :func:`real_libraries`, they are not part of
+    :func:`all`."""
+    return dict(_OPT_IN)
 
 
 def real_libraries() -> dict[str, Mechanism]:
@@ -122,10 +129,9 @@ def real_libraries() -> dict[str, Mechanism]:
 
 def _module(mech: Mechanism):
     paper = mech.name.split(".", 1)[0]
-    modules = {**_MODULES, **_OUTSIDE}
-    if paper not in modules or mech.name not in _NAMED:
+    if paper not in _MODULES or (mech.name not in _REGISTRY and mech.name not in _OPT_IN):
         raise PrivetError(f"{mech.name!r} is not a library mechanism.")
-    return modules[paper]
+    return _MODULES[paper]
 
 
 def per_query(mech: Mechanism | str) -> bool:
@@ -155,5 +161,5 @@ def known_epsilon(mech: Mechanism | str, epsilon: float | None = None,
     return None if value is None else float(value)
 
 
-__all__ = ["PAPERS", "all", "by_paper", "evaluation_sets", "example_input", "get",
-           "known_epsilon", "names", "per_query", "real_libraries"]
+__all__ = ["OPT_IN", "PAPERS", "all", "by_paper", "example_input", "get", "known_epsilon",
+           "names", "opt_in", "per_query", "real_libraries"]

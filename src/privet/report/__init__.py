@@ -86,6 +86,8 @@ _RENDERERS = {
     "ExactBound": ("exact", "render_bound"), "AccuracyBound": ("exact", "render_accuracy"),
     "PufferfishVerdict": ("pufferfish", "render"), "SynthResult": ("synth", "render"),
     "SuiteResult": ("library", "suite_table"),
+    "PorosityResult": ("floats", "render_porosity"),
+    "SensitivityResult": ("floats", "render_sensitivity"),
 }
 
 

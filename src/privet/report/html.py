@@ -801,7 +801,16 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "SuiteRow": lambda r: _section(render_suite_row(r)),
     "SuiteLine": lambda ln: _section(render_suite_line(ln)),
     "SuiteResult": render_suite,
+    "PorosityResult": lambda r: _floats_html("html_porosity", r),
+    "SensitivityResult": lambda r: _floats_html("html_sensitivity", r),
 }
+
+
+def _floats_html(function: str, result: Any) -> str:
+    """The float checks' renderers live with their CLI (``report/floats.py``)."""
+    from . import floats
+
+    return _section(getattr(floats, function)(result))
 
 
 def to_html(obj: Any) -> str:
