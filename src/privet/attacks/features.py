@@ -85,7 +85,11 @@ class FeatureMap:
             special = ~np.isfinite(col)
             for v in masses.get(int(j), ()):
                 special |= col == v
-            out[i] = np.where(special, 0.0, (np.where(special, center, col) - center) / scale)
+            with np.errstate(invalid="ignore"):
+                np.subtract(col, center, out=out[i])
+                out[i] /= scale
+            if special.any():
+                out[i][special] = 0.0
         if self.indicators:
             js = np.array([int(j) for j, _ in self.indicators])
             vs = np.array([float(v) for _, v in self.indicators])

@@ -26,7 +26,7 @@ from ..execution import DEFAULT_CHUNK, chunk_rng, chunk_sizes, collect, get_exec
 from ..execution.progress import progress_bar
 from ..stats.bounds import SHARE, conditional_bounds, paired_bounds, union_bounds
 from .events import Threshold
-from .threshold import counts_at
+from .threshold import tails
 
 __all__ = ["Certificate", "certify", "draw_pair", "events_in", "paired_sampling",
            "select_counts", "stream"]
@@ -96,14 +96,10 @@ def _chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, args, seeds: tuple, 
 def _select_chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, args, seeds: tuple,
                   index: int, size: int, paired: bool, scores: list, grids: list) -> list:
     """One chunk of a selection sample: for each score, the counts (n11, n10, n01) of the
-    events ``{s >= t}`` over its threshold grid, and of ``{-s >= -t}`` with the inputs
-    exchanged; an array (2, 3, len(grid)) per score."""
+    events ``{s >= t}`` and ``{s <= t}`` over its threshold grid
+    (:func:`privet.attacks.threshold.tails`); an array (2, 3, len(grid)) per score."""
     o1, o2 = _outputs(mech, xa, xb, args, seeds, index, size, paired)
-    out = []
-    for sc, ts in zip(scores, grids):
-        s1, s2 = sc(o1), sc(o2)
-        out.append(np.array([counts_at(s1, s2, ts), counts_at(-s2, -s1, -ts[::-1])]))
-    return out
+    return [tails(sc(o1), sc(o2), ts) for sc, ts in zip(scores, grids)]
 
 
 def _add(a, b):

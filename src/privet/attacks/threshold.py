@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Choice", "best_of_counts", "best_threshold", "candidates", "counts_at",
-           "threshold_at_rate"]
+__all__ = ["ORIENTATIONS", "Choice", "best_of_counts", "best_threshold", "candidates",
+           "counts_at", "oriented", "tails", "threshold_at_rate"]
 
 MAX_CANDIDATES = 512
 TIES = (0.25, 0.5, 0.75)
@@ -41,11 +41,15 @@ class Choice:
 def candidates(pooled: np.ndarray, limit: int = MAX_CANDIDATES) -> tuple[np.ndarray, bool]:
     """Thresholds to try: every distinct score (second value True), or quantiles dense in
     the upper tail."""
-    uniq = np.unique(pooled)
+    ordered = np.sort(np.asarray(pooled, dtype=float))
+    if ordered.size == 0:
+        return ordered, True
+    uniq = ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
     if len(uniq) <= limit:
         return uniq, True
-    tail = np.geomspace(1.0 / len(pooled), 1.0, limit)
-    return np.unique(np.quantile(pooled, 1.0 - tail, method="lower")), False
+    tail = np.geomspace(1.0 / len(ordered), 1.0, limit)  # fractions of the pooled scores above
+    idx = np.clip(np.floor((1.0 - tail) * (len(ordered) - 1)).astype(int), 0, len(ordered) - 1)
+    return np.unique(ordered[idx]), False
 
 
 def at_least(values: np.ndarray, ts: np.ndarray) -> np.ndarray:
@@ -61,6 +65,25 @@ def counts_at(s1: np.ndarray, s2: np.ndarray, ts: np.ndarray) -> tuple[np.ndarra
     with s2[i] (both in the event iff their minimum is)."""
     k1, k2, k11 = (at_least(v, ts) for v in (s1, s2, np.minimum(s1, s2)))
     return k11, k1 - k11, k2 - k11
+
+
+ORIENTATIONS = ((False, False), (True, True), (False, True), (True, False))
+"""(lower tail, favors the second input) of the four events of a score: ``s >= t`` for D1,
+``s <= t`` for D2, ``s >= t`` for D2, ``s <= t`` for D1."""
+
+
+def tails(s1: np.ndarray, s2: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Counts (n11, n10, n01) of ``{s >= t}`` and of ``{s <= t}`` (``-s >= -t`` over the
+    reversed, negated grid) for each threshold: an array (2, 3, len(ts))."""
+    return np.array([counts_at(s1, s2, ts), counts_at(-s1, -s2, -ts[::-1])])
+
+
+def oriented(arr: np.ndarray, ts: np.ndarray, orientation: int) -> tuple[np.ndarray, tuple]:
+    """The grid and counts of one of the four :data:`ORIENTATIONS` from :func:`tails`' array
+    (the second input's events swap n10 and n01)."""
+    lower, second = ORIENTATIONS[orientation]
+    n11, n10, n01 = arr[1 if lower else 0]
+    return (-ts[::-1] if lower else ts), ((n11, n01, n10) if second else (n11, n10, n01))
 
 
 def best_threshold(s1: np.ndarray, s2: np.ndarray, objective: Objective,

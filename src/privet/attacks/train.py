@@ -115,7 +115,8 @@ def fit_mlp(fmap: FeatureMap, r1, r0, hidden: tuple[int, ...] = (10, 5), seed: i
 
 
 def stat_scores(fmap: FeatureMap) -> list[Score]:
-    """Each entry, the sum of the entries and the count of each flag value, both signs."""
+    """Each entry, the sum of the entries and the count of each flag value (their events
+    take both tails, for either input)."""
     flags = tuple(sorted({float(v) for _, v in fmap.indicators}))
     out: list[Score] = []
     numeric = {int(j) for j, _, _ in fmap.numeric}
@@ -125,7 +126,7 @@ def stat_scores(fmap: FeatureMap) -> list[Score]:
         out.append(Stat("sum", flags=flags))
     if fmap.width > 1:
         out.extend(Stat("count", value=v) for v in flags)
-    return out + [s.negated() for s in out]
+    return out
 
 
 def models_for(r1, r0, fmap: FeatureMap, cheap: bool = False) -> tuple[str, ...]:

@@ -47,7 +47,15 @@ from .features import fit_features, rows_of, shape_error
 from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
 from .sampling import draw_pair, events_in, paired_sampling, select_counts
 from .scores import Score
-from .threshold import Choice, best_of_counts, best_threshold, candidates, counts_at
+from .threshold import (
+    ORIENTATIONS,
+    Choice,
+    best_of_counts,
+    candidates,
+    counts_at,
+    oriented,
+    tails,
+)
 from .train import fit, models_for
 
 __all__ = ["Budget", "Candidate", "search_witness"]
@@ -101,13 +109,18 @@ def _widths(mech: Mechanism, o1: np.ndarray, o2: np.ndarray, x, x2) -> None:
 
 def _score_events(scores: list[tuple[str, Score]], o1, o2, objective: Objective
                   ) -> list[tuple[float, int, str, Score, Choice]]:
-    """Every score's best threshold on (o1, o2), both orientations: (value, orientation,
-    model, score, choice); orientation 1 means the event favors the second input."""
+    """Every score's best threshold on (o1, o2) in the four :data:`ORIENTATIONS` (upper or
+    lower tail, for D1 or for D2): (value, orientation, model, score, choice)."""
     out = []
     for model, sc in scores:
         s1, s2 = sc(o1), sc(o2)
-        for orient, (a, b) in enumerate(((s1, s2), (-s2, -s1))):
-            ch = best_threshold(a, b, objective)
+        ts, every = candidates(np.r_[s1, s2])
+        if len(ts) == 0:
+            continue
+        arr = tails(s1, s2, ts)
+        for orient in range(len(ORIENTATIONS)):
+            grid, counts = oriented(arr, ts, orient)
+            ch = best_of_counts(grid, every, *counts, len(s1), objective)
             if ch is not None:
                 out.append((ch.value, orient, model, sc, ch))
     return out
@@ -126,8 +139,13 @@ def _fit_scores(o1, o2, models: tuple | None, seed: int) -> list[tuple[str, Scor
 
 
 def _event(score: Score, orient: int, choice: Choice, seed: int) -> Threshold:
-    sc = score if orient == 0 else score.negated()
-    return Threshold(sc, choice.threshold, choice.tie, seed)
+    lower, _ = ORIENTATIONS[orient]
+    return Threshold(score.negated() if lower else score, choice.threshold, choice.tie, seed)
+
+
+def _pair(x, x2, orient: int) -> tuple:
+    """The witness's (D1, D2): the event's favored input first."""
+    return (x2, x) if ORIENTATIONS[orient][1] else (x, x2)
 
 
 def _fixed_event(event: Event, o1, o2, objective: Objective, **kw) -> tuple[float, tuple] | None:
@@ -206,7 +224,7 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
         got = None
         if best is not None:
             event = _event(best[3], best[1], best[4], 0)
-            a, b = (o1[h:], o2[h:]) if best[1] == 0 else (o2[h:], o1[h:])
+            a, b = _pair(o1[h:], o2[h:], best[1])
             got = _fixed_event(event, a, b, objective, shrink=0.0)
         if got is None:
             item = _Screened(-math.inf, 0.0, x, x2, label)
@@ -332,14 +350,12 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
     seed = int(fin.seeds.generate_state(1)[0])
     x, x2 = fin.item.x, fin.item.x2
     for (model, sc), (g, every), arr in zip(fin.fitted, fin.grids, fin.counts):
-        for orient in (0, 1):
-            if model == "given" and orient == 1:
-                continue
-            grid = g if orient == 0 else -g[::-1]
-            ch = best_of_counts(grid, every, *arr[orient], fin.n, objective)
+        for orient in range(1 if model == "given" else len(ORIENTATIONS)):
+            grid, counts = oriented(arr, g, orient)
+            ch = best_of_counts(grid, every, *counts, fin.n, objective)
             if ch is None or (fin.best is not None and ch.value <= fin.best.value):
                 continue
-            a, b = (x, x2) if orient == 0 else (x2, x)
+            a, b = _pair(x, x2, orient)
             event = sc.event if model == "given" else _event(sc, orient, ch, seed)
             fin.best = Candidate(a, b, event, ch.value, ch.counts, fin.n, model, fin.item.label)
             fin.spread = spread(ch.counts, fin.n)
