@@ -1,5 +1,6 @@
 """The threshold event of a score: DP-Sniper's optimal threshold attack (Bichsel et al.,
-S&P 2021, Sec. IV-B, Eq. (6)) with a randomized boundary.
+S&P 2021: the approximately optimal attack built from a classifier) with a randomized
+boundary.
 
 ``S = {b : s(b) > t}`` plus each output scoring exactly ``t`` with probability ``tie``. With
 a randomized boundary every probability P[M(x') in S] between two attainable ones is hit

@@ -1,7 +1,7 @@
 """Score functions: a number per output row, larger where the output is more likely under
 D1 than under D2 (an estimate of the log-likelihood ratio, or any monotone stand-in).
 
-DP-Sniper's attack (Bichsel et al., S&P 2021, Sec. IV) thresholds a classifier's posterior
+DP-Sniper's attack (Bichsel et al., S&P 2021) thresholds a classifier's posterior
 p(D1 | b); thresholding its log-odds is the same family of events, and the Neyman-Pearson
 lemma says the most powerful event at any size is a threshold of the true likelihood ratio.
 Each score is plain NumPy data (evaluated in chunks wherever the sampling runs, serialized

@@ -1,6 +1,6 @@
 """Choosing the threshold of a score on a selection sample.
 
-DP-Sniper (Bichsel et al., S&P 2021, Sec. IV-C) fixes the threshold so that
+DP-Sniper (Bichsel et al., S&P 2021, its optimal threshold attack) fixes the threshold so that
 P[M(D2) in S] = c (c = 0.01, :func:`threshold_at_rate`); its bound is then capped at
 ln(1/c). Here every threshold of the sample is scored by what its event would certify: the
 counts of the events ``{s >= t}`` for all candidate t come from three sorted arrays

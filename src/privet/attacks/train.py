@@ -1,6 +1,6 @@
 """Fitting the scores of :mod:`privet.attacks.scores` on two samples (label 1: outputs of
 M(D1), label 0: outputs of M(D2)), as DP-Sniper trains its classifiers (Bichsel et al.,
-S&P 2021, Sec. V: logistic regression and a small neural network).
+S&P 2021: logistic regression and a small neural network, 10 and 5 ReLU units).
 
 scikit-learn is imported here, inside the functions, so ``import privet`` stays fast.
 Which models apply is read off the outputs (:func:`models_for`): the empirical table when

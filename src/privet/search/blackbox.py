@@ -1,8 +1,8 @@
 """``privet.search`` on mechanisms without Replay (black boxes, vectorized ``m(a, n)``,
 StatDP-style functions): classifier attacks with sound selection.
 
-DP-Sniper's method (Bichsel, Steffen, Bogunovic, Vechev, S&P 2021; Sec. IV): train a
-classifier to tell outputs of M(a) from outputs of M(a'), threshold it (Eq. (6)), estimate
+DP-Sniper's method (Bichsel, Steffen, Bogunovic, Vechev, S&P 2021): train a
+classifier to tell outputs of M(a) from outputs of M(a'), threshold its posterior, estimate
 eps on a fresh sample with Clopper-Pearson bounds. Here (:mod:`privet.attacks`):
 
 * the witness search has three disjoint samples (:func:`privet.attacks.search_witness`):
