@@ -160,3 +160,26 @@ def test_features_refuse_outputs_of_another_width():
     f = fit_features(np.zeros((10, 3)))
     with pytest.raises(MechanismError, match="same number of entries"):
         f.transform(np.zeros((10, 4)))
+
+
+def test_certify_gives_the_same_counts_on_a_process_pool():
+    from privet.mechanisms import dpsniper as d
+
+    box = d.vectorized("dpsniper.laplace")
+    e = Threshold(Stat("entry", 0, sign=-1.0), 0.0)
+    here = certify(box, [0.0], [1.0], e, 30_000, seed=4, chunk=10_000, executor="inprocess")
+    pool = certify(box, [0.0], [1.0], e, 30_000, seed=4, chunk=10_000, executor="processes")
+    assert (here.n11, here.n10, here.n01) == (pool.n11, pool.n10, pool.n01)
+
+
+@pytest.mark.slow
+def test_black_box_bounds_exceed_the_truth_no_more_often_than_the_confidence_allows():
+    """Many candidate pairs and events, one fresh certificate: on the private Laplace
+    mechanism (true eps 0.1) each run exceeds 0.1 with probability at most 0.1; over 20
+    seeds P[Binomial(20, 0.1) >= 6] = 0.011."""
+    from privet.mechanisms import dpsniper as d
+
+    box = d.vectorized("dpsniper.laplace")
+    values = [privet.search(box, seed=s, iterations=20, n_cap=4096, n_select=1 << 16,
+                            n_confirm=1 << 18).value for s in range(20)]
+    assert sum(v > 0.1 for v in values) < 6
