@@ -636,10 +636,13 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     best = _best(records)
     # the classifier-attack family (privet.attacks) beside the random boxes and singletons
     s_attack, s_score = root.spawn(2)
+    interrupted_attack, done = False, len(records)
     if not random_only and len(records) == int(iterations) and wants_attack(
             mech, opts, resolved, best, np.random.default_rng(s_score)):
-        attack = attack_family(mech, resolved, opts, iterations, s_attack, executor,
-                               progress, starting)
+        attack, cut = attack_family(mech, resolved, opts, iterations, s_attack, executor,
+                                    progress, starting)
+        if cut:
+            interrupted_attack = True
         if attack is not None:
             records.append(attack)
             if best is None or math.isinf(best["estimate"]) is False and \
@@ -647,8 +650,8 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
                                                                s_score.spawn(1)[0]):
                 best = attack
     details: dict[str, Any] = {
-        "trace": [_trace_row(r) for r in records], "iterations": len(records),
-        "interrupted": len(records) < int(iterations),
+        "trace": [_trace_row(r) for r in records], "iterations": done,
+        "interrupted": done < int(iterations) or interrupted_attack,
         "optimizer": "random search" if random_only else (
             "SLSQP on eps^d (Relaxed)" if opts.get("gradient") else
             "derivative-free local search"),

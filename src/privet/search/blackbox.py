@@ -148,8 +148,9 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
         progress=progress, start=starting, length=opts.get("length"))
     method_text = "classifier attacks on independent samples (train, select, certify)"
     common = {"trace": trace, "iterations": int(iterations), "optimizer": method_text}
-    if cand is None:
-        verdict = "interrupted" if interrupted else "no violation found"
+    if cand is None or interrupted:
+        verdict = ("interrupted before the certificate (nothing certified)" if interrupted
+                   else "no violation found")
         return Bound(mechanism=mech.name, value=0.0, confidence=confidence,
                      method="attack (black box)", claimed_epsilon=mech.epsilon, seed=seed,
                      seconds=time.perf_counter() - t0,
@@ -227,9 +228,10 @@ def white_size(opts: dict) -> int:
 
 def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
                   seed: np.random.SeedSequence, executor: Any, progress: bool,
-                  starting: tuple | None) -> dict | None:
+                  starting: tuple | None) -> tuple[dict | None, bool]:
     """The classifier attack on a white box: paired samples (Replay) train and select, the
-    objective is the paired certificate; returns a DP-Finder-style record (or None)."""
+    objective is the paired certificate; returns a DP-Finder-style record (or None) and
+    whether Ctrl-C cut the attack short."""
     size = white_size(opts)
     budget = Budget(n_train=WHITE.n_train, n_fit=WHITE.n_fit, n_select=WHITE.n_select,
                     random_pairs=int(iterations), iterations=int(iterations),
@@ -240,14 +242,14 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
         executor="inprocess" if executor is None else executor, progress=progress,
         start=starting, length=opts.get("length"))
     if cand is None or interrupted:
-        return None
+        return None, interrupted
     n11, n10, n01 = cand.counts
     k1, k2 = n11 + n10, n11 + n01
     return {"x": cand.x, "x2": cand.x2, "event": cand.event, "start_estimate": None,
             "n": cand.n, "estimate": _ratio(k1, k2), "p": (k1 / cand.n, k2 / cand.n),
             "optimizer": f"classifier attack ({cand.model})", "evaluations": len(trace),
             "surrogate": None, "status": "classifier attack", "attack_score": cand.value,
-            "seconds": trace[-1]["seconds"] if trace else 0.0, "size": size}
+            "seconds": trace[-1]["seconds"] if trace else 0.0, "size": size}, False
 
 
 def paired_projection(mech: Mechanism, rec: dict, args: dict, opts: dict,
