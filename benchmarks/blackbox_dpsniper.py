@@ -86,8 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="2 seeds and smaller samples")
     ap.add_argument("--seeds", type=int, default=None, help="seeds per mechanism (default 5)")
     ap.add_argument("--only", nargs="*", default=None, help="mechanisms (e.g. svt1 rappor)")
-    ap.add_argument("--executor", default=None, help="inprocess | processes | dask://...")
+    ap.add_argument("--executor", default="processes",
+                    help="inprocess | processes (default: both cores) | dask://...")
     ap.add_argument("--no-white", action="store_true", help="skip the white-box runs")
+    ap.add_argument("--white-seeds", type=int, default=None,
+                    help="seeds of the white-box runs (default: as many as --seeds)")
     ap.add_argument("--no-detect", action="store_true", help="skip detect")
     ap.add_argument("--json", default=None, metavar="FILE", help="also save every run")
     ap.add_argument("--budget", action="store_true",
@@ -104,9 +107,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{a.executor or 'in-process'}; load average {load:.2f} on {os.cpu_count()} cores")
     runs: list[dict] = []
     kinds = ["black"] + ([] if a.no_white else ["white"]) + ([] if a.no_detect else ["detect"])
+    some = {"black": seeds, "detect": seeds[:1],
+            "white": seeds[: a.white_seeds] if a.white_seeds is not None else seeds}
     for name in names:
         for kind in kinds:
-            for seed in (seeds if kind != "detect" else seeds[:1]):
+            for seed in some[kind]:
                 r = run_one(name, seed, kind, a.quick, a.executor)
                 runs.append(r)
                 shown = fmt(r.get("value")) if kind != "detect" else f"p = {r['p']:.3g}"
