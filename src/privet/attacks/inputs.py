@@ -31,12 +31,13 @@ SPAN = 10.0   # half-width of random inputs when the domain is unbounded
 ALL_PAIRS_CAP = 64  # enumerate every pair of domains with at most this many inputs
 
 
-def default_length(mech: Mechanism, length: int | None = None) -> int:
-    """The input length: the domain's when fixed, else ``length`` (default 5)."""
+def default_length(mech: Mechanism, length: int | None = None, fallback: int = 5) -> int:
+    """The input length: the domain's when fixed, else ``length`` (default ``fallback``),
+    kept inside a ranged domain length (one more than its least for add/remove)."""
     d = mech.domain.length
     if isinstance(d, int):
         return d
-    want = 5 if length is None else int(length)
+    want = fallback if length is None else int(length)
     if isinstance(d, tuple):
         low = d[0] + (1 if mech.neighbors.kind == "add_remove" else 0)
         return int(min(max(want, low), d[1]))

@@ -22,7 +22,7 @@ import numpy as np
 from ..core.events import Event
 from ..core.mechanism import Mechanism
 from ..core.noise import Replay, Sampler
-from ..execution import DEFAULT_CHUNK, chunk_rng, chunk_sizes, collect, get_executor
+from ..execution import DEFAULT_CHUNK, chunk_for, chunk_rng, chunk_sizes, collect, run_chunks
 from ..execution.progress import progress_bar
 from ..stats.bounds import SHARE, conditional_bounds, paired_bounds, union_bounds
 from .events import Threshold
@@ -30,8 +30,6 @@ from .threshold import tails
 
 __all__ = ["Certificate", "certify", "draw_pair", "events_in", "paired_sampling",
            "select_counts", "stream"]
-
-BLACKBOX_CHUNK = 20_000
 
 
 def paired_sampling(mech: Mechanism) -> bool:
@@ -114,31 +112,13 @@ def stream(mech: Mechanism, task, x, x2, n: int, extra: tuple, *, args, seed: An
     spawned from ``seed`` with key i, whatever the executor."""
     xa, xb = mech.domain.check(x), mech.domain.check(x2)
     resolved = mech.resolve_args(args)
-    if mech.kind in ("statdp", "blackbox"):
-        chunk = min(chunk, BLACKBOX_CHUNK)
-    sizes = chunk_sizes(int(n), chunk)
+    sizes = chunk_sizes(int(n), chunk_for(mech, chunk))
     seeds = tuple(_seeds(seed, 3))
     jobs = [(mech, xa, xb, resolved, seeds, i, s, paired, *extra)
             for i, s in enumerate(sizes)]
-    ex = get_executor(executor, mech, extra)
-    owned = ex is not executor
-    total, done, interrupted, results = None, 0, False, None
     with progress_bar(int(n), label, enabled=progress) as advance:
-        try:
-            results = ex.map(task, jobs)
-            for size, part in zip(sizes, results):
-                total = part if total is None else _add(total, part)
-                done += size
-                advance(size)
-        except KeyboardInterrupt:
-            interrupted = True
-        finally:
-            close = getattr(results, "close", None)
-            if close is not None:
-                close()
-            if owned:
-                ex.close()
-    return total, done, interrupted
+        red = run_chunks(mech, task, jobs, sizes, executor, _add, advance, extra)
+    return red.value, red.n, red.interrupted
 
 
 def select_counts(mech: Mechanism, x, x2, scores: list, grids: list, n: int, *, args,

@@ -52,7 +52,7 @@ from ..core import ops
 from ..core.mechanism import ABORTED, FALSE, Domain, Mechanism, Output, from_vectorized, mechanism
 from ..core.neighbors import all_differ, one_differs
 from ..core.noise import Sampler
-from ._common import halt_after, pad_aborted, positive_int, row
+from ._common import halt_after, lyu_alg3, pad_aborted, positive_int, row
 
 EPSILON = 0.1
 PAPER = "DP-Sniper (Bichsel et al., S&P 2021)"
@@ -162,17 +162,22 @@ def _stop_after(above, values, c: int):
     return pad_aborted(values, halt_after(above, c))
 
 
+def _answers(noise, a, T, rho_scale: float, nu_scale: float | None, c: int | None):
+    """Lyu et al.'s comparisons a + Lap(nu_scale) >= T + Lap(rho_scale) (no query noise
+    when ``nu_scale`` is None), ABORTED after ``c`` Trues (never when ``c`` is None)."""
+    rho = noise.laplace(rho_scale)
+    noisy = a + noise.laplace(nu_scale, a.shape) if nu_scale is not None else a
+    above = ops.ge(noisy, row(T + rho))
+    return above if c is None else _stop_after(above, above, c)
+
+
 @mechanism(name="dpsniper.svt1", epsilon=EPSILON, neighbors=all_differ(1), domain=REAL_10,
            output=BOOL_PADDED, args={"c": SVT_C, "T": 0.5}, true_epsilon=EPSILON,
            source=f"{PAPER}, Sec. VI (Lyu et al., Alg. 1)")
 def svt1(noise, a, *, epsilon, c=SVT_C, T=0.5):
     """SVT1: rho ~ Lap(2/eps), nu ~ Lap(4c/eps); True/False, ABORTED after c Trues."""
     c = positive_int("c", c)
-    eps1 = epsilon / 2
-    eps2 = epsilon - eps1
-    rho = noise.laplace(1.0 / eps1)
-    above = ops.ge(a + noise.laplace(2.0 * c / eps2, a.shape), row(T + rho))
-    return _stop_after(above, above, c)
+    return _answers(noise, a, T, 2.0 / epsilon, 4.0 * c / epsilon, c)
 
 
 @mechanism(name="dpsniper.svt2", epsilon=EPSILON, neighbors=all_differ(1), domain=REAL_10,
@@ -208,11 +213,7 @@ def svt3(noise, a, *, epsilon, c=SVT_C, T=1.0):
     """SVT3: nu ~ Lap(2c/eps); releases the noisy answer above the threshold, FALSE below,
     ABORTED after c answers above. Lyu et al. bound it by ((1 + 3c)/2) eps (0.2 for c = 1)."""
     c = positive_int("c", c)
-    eps1 = epsilon / 2
-    eps2 = epsilon - eps1
-    rho = noise.laplace(1.0 / eps1)
-    noisy = a + noise.laplace(c / eps2, a.shape)
-    above = ops.ge(noisy, row(T + rho))
+    noisy, above = lyu_alg3(noise, a, epsilon, T, c)
     return _stop_after(above, ops.where(above, noisy, FALSE), c)
 
 
@@ -222,11 +223,7 @@ def svt3(noise, a, *, epsilon, c=SVT_C, T=1.0):
 def svt4(noise, a, *, epsilon, c=SVT_C, T=1.0):
     """SVT4: eps1 = eps/4, rho ~ Lap(1/eps1), nu ~ Lap(1/eps2): ((1 + 6c)/4) eps-DP."""
     c = positive_int("c", c)
-    eps1 = epsilon / 4
-    eps2 = epsilon - eps1
-    rho = noise.laplace(1.0 / eps1)
-    above = ops.ge(a + noise.laplace(1.0 / eps2, a.shape), row(T + rho))
-    return _stop_after(above, above, c)
+    return _answers(noise, a, T, 4.0 / epsilon, 4.0 / (3.0 * epsilon), c)
 
 
 @mechanism(name="dpsniper.svt5", epsilon=EPSILON, neighbors=all_differ(1), domain=REAL_10,
@@ -234,8 +231,7 @@ def svt4(noise, a, *, epsilon, c=SVT_C, T=1.0):
            source=f"{PAPER}, Sec. VI (Lyu et al., Alg. 5)")
 def svt5(noise, a, *, epsilon, T=1.0):
     """SVT5: no noise on the queries, no abort: answers impossible on one side."""
-    rho = noise.laplace(2.0 / epsilon)
-    return ops.ge(a, row(T + rho))
+    return _answers(noise, a, T, 2.0 / epsilon, None, None)
 
 
 @mechanism(name="dpsniper.svt6", epsilon=EPSILON, neighbors=all_differ(1), domain=REAL_10,
@@ -244,8 +240,7 @@ def svt5(noise, a, *, epsilon, T=1.0):
 def svt6(noise, a, *, epsilon, T=1.0):
     """SVT6: rho ~ Lap(2/eps), nu ~ Lap(2/eps), no abort: each of the n answers costs up to
     eps/2, so its epsilon grows with the number of queries (at most 0.5 for 10)."""
-    rho = noise.laplace(2.0 / epsilon)
-    return ops.ge(a + noise.laplace(2.0 / epsilon, a.shape), row(T + rho))
+    return _answers(noise, a, T, 2.0 / epsilon, 2.0 / epsilon, None)
 
 
 @mechanism(name="dpsniper.numerical_svt", epsilon=EPSILON, neighbors=all_differ(1),
