@@ -130,17 +130,21 @@ def stat_scores(fmap: FeatureMap) -> list[Score]:
 
 
 def models_for(r1, r0, fmap: FeatureMap, cheap: bool = False) -> tuple[str, ...]:
-    """The models that apply to these outputs (the neural network only on request). With
-    ``cheap`` (screening many pairs): the table alone for discrete outputs (it is their
-    likelihood ratio), the histogram and the statistics for one or two continuous entries,
-    else logistic regression and the statistics; without ``cheap`` logistic regression is
-    added, and the statistics are dropped for discrete outputs (their events are unions of
-    outputs, which the table's events already order by likelihood ratio)."""
+    """The models that apply to these outputs. With ``cheap`` (screening many pairs): the
+    table alone for discrete outputs (it is their likelihood ratio), the histogram and the
+    statistics for one or two continuous entries, else logistic regression and the
+    statistics. Without ``cheap``, logistic regression is added, the statistics are dropped
+    for discrete outputs (their events are unions of outputs, which the table's events
+    already order by likelihood ratio), and outputs with two or more continuous entries get
+    the neural network too (a ratio that is a sum of clipped terms of linear combinations of
+    the entries, as for prefix sums, is beyond a linear score)."""
     if discrete(r1, r0):
         return ("table",) if cheap else ("table", "logistic")
     if fmap.width <= 2 and not fmap.indicators:
         return ("bins", "stats") if cheap else ("bins", "logistic", "stats")
-    return ("logistic", "stats")
+    if cheap or len(fmap.numeric) < 2:
+        return ("logistic", "stats")
+    return ("logistic", "stats", "mlp")
 
 
 def fit(model: str, r1, r0, fmap: FeatureMap | None = None, seed: int = 0) -> list[Score]:

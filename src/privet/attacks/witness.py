@@ -75,7 +75,7 @@ class Budget:
     ``random_pairs``: random pairs screened besides the patterns; ``iterations``: steps of
     the local search; ``finalists``: pairs that reach the selection; ``models``: the final
     models ('table', 'bins', 'logistic', 'mlp', 'stats'; the ones that do not apply to the
-    outputs are skipped)."""
+    outputs are skipped), the neural network for the first ``mlp_finalists`` only."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -83,7 +83,8 @@ class Budget:
     random_pairs: int = 10
     iterations: int = 10
     finalists: int = 4
-    models: tuple = ("table", "bins", "logistic", "stats")
+    models: tuple = ("table", "bins", "logistic", "stats", "mlp")
+    mlp_finalists: int = 2
 
 
 @dataclass
@@ -132,7 +133,7 @@ def _fit_scores(o1, o2, models: tuple | None, seed: int) -> list[tuple[str, Scor
     fmap = fit_features(np.vstack([rows_of(o1), rows_of(o2)]))
     usable = models_for(o1, o2, fmap, cheap=models is None)
     out = []
-    for m in usable + (("mlp",) if models and "mlp" in models else ()):
+    for m in usable:
         if models is None or m in models:
             out.extend((m, s) for s in fit(m, o1, o2, fmap, seed=seed))
     return out
@@ -255,8 +256,11 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
             screened = _halve(screened, budget, start, s_screen,
                               lambda it, ss, n: screen(it.x, it.x2, it.label, ss, n, "rescreen"))
             chosen = _finalists(screened, budget.finalists, start)
-            for item, ss in zip(chosen, s_final.spawn(len(chosen))):
-                finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start))
+            for i, (item, ss) in enumerate(zip(chosen, s_final.spawn(len(chosen)))):
+                models = budget.models if i < budget.mlp_finalists else \
+                    tuple(m for m in budget.models if m != "mlp")
+                finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start,
+                                       models))
                 advance(1)
             _race(mech, finals, budget, objective, args, paired, executor, progress)
         except KeyboardInterrupt:
@@ -331,12 +335,12 @@ class _Finalist:
 
 def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
              ss: np.random.SeedSequence, paired: bool, executor: Any,
-             start: tuple | None) -> _Finalist:
-    """Fit the final models of one finalist on a fresh sample; their threshold grids."""
+             start: tuple | None, models: tuple) -> _Finalist:
+    """Fit the final ``models`` of one finalist on a fresh sample; their threshold grids."""
     s_fit, s_sel = ss.spawn(2)
     f1, f2 = draw_pair(mech, item.x, item.x2, budget.n_fit, args, s_fit, paired, executor)
     _widths(mech, f1, f2, item.x, item.x2)
-    fitted = _fit_scores(f1, f2, budget.models, int(s_fit.generate_state(1)[0]))
+    fitted = _fit_scores(f1, f2, models, int(s_fit.generate_state(1)[0]))
     grids = [candidates(np.r_[sc(f1), sc(f2)]) for _, sc in fitted]
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is

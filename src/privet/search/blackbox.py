@@ -67,9 +67,8 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
     """The witness search's sizes: ``n_cap`` samples per input of each screened pair
     (default 2^15; 2^12 for per-sample black boxes), ``n_select`` the largest selection
     sample per finalist (2^22; 2^17), ``iterations`` random pairs and as many local-search
-    steps, ``finalists`` (4),
-    ``models`` (table, histogram, logistic regression, statistics; add 'mlp' for the
-    neural network)."""
+    steps, ``finalists`` (4), ``models`` (table, histogram, logistic regression,
+    statistics, and the neural network for continuous vectors; a subset restricts them)."""
     sizes = _sizes(mech)
     models = tuple(opts.get("models") or Budget.models)
     n_select = int(opts.get("n_select") or sizes["n_select"])
