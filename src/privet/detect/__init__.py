@@ -115,7 +115,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
         chosen, cands = _attack.hook(mech, chosen, cands, eps, n_select=session.n_select,
                                      n_final=session.n_final, alpha=session.alpha, args=args,
                                      seed=session.seed, executor=session.executor,
-                                     progress=progress)
+                                     progress=progress, inputs=inputs)
         curve = None
         per_point: list[float] = []
         if curve_eps is not None:

@@ -53,22 +53,24 @@ def test_objective(n_final: int, epsilon: float):
 
 
 def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
-                   args: dict | None, seed: Any, executor: Any, progress: bool = False):
+                   args: dict | None, seed: Any, executor: Any, progress: bool = False,
+                   pairs: list | None = None):
     """The attack's best (D1, D2, event) for a final test at ``epsilon`` (None if none), and
-    whether Ctrl-C cut the search short."""
+    whether Ctrl-C cut the search short; ``pairs`` (the inputs given to detect) replace the
+    generated candidates."""
     fast = mech.kind not in ("statdp", "blackbox")
     budget = Budget(n_train=min(1 << (15 if fast else 12), int(n_select)),
                     n_fit=min(1 << 16, int(n_select)), n_select=int(n_select),
                     random_pairs=8, iterations=8, finalists=3)
     cand, _, interrupted = search_witness(
         mech, test_objective(n_final, epsilon), budget=budget, args=args, seed=seed,
-        executor=executor, progress=progress)
+        executor=executor, progress=progress, pairs=pairs)
     return cand, interrupted
 
 
 def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
                 alpha: float, args: dict | None, seed: int, executor: Any,
-                progress: bool = False) -> Counterexample | None:
+                progress: bool = False, pairs: list | None = None) -> Counterexample | None:
     """The attack family's candidate, final-tested on ``n_final`` fresh samples per input."""
     from . import test_event  # the final test (Algorithm 2) of any event
 
@@ -76,7 +78,7 @@ def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
     s_search, s_test = root.spawn(2)
     cand, interrupted = attack_witness(mech, epsilon, n_select=n_select, n_final=n_final,
                                        args=args, seed=s_search, executor=executor,
-                                       progress=progress)
+                                       progress=progress, pairs=pairs)
     if cand is None or interrupted:
         return None
     cx = test_event(mech, cand.x, cand.x2, cand.event, epsilon, args=args, n=n_final,
@@ -113,13 +115,15 @@ def combine(statdp: Counterexample, attack: Counterexample | None, alpha: float
 
 def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *,
          n_select: int, n_final: int, alpha: float, args: dict | None, seed: int,
-         executor: Any, progress: bool) -> tuple[Counterexample, list]:
+         executor: Any, progress: bool, inputs=None) -> tuple[Counterexample, list]:
     """detect's hook: for a black box, the attack family's final test joined with StatDP's
-    (:func:`combine`); other mechanisms pass through unchanged."""
+    (:func:`combine`; on detect's ``inputs`` when given); other mechanisms pass through."""
     if not applies(mech):
         return chosen, cands
+    pairs = [tuple(p) for p in inputs] if inputs is not None else None
     extra = attack_test(mech, epsilon, n_select=n_select, n_final=n_final, alpha=alpha,
-                        args=args, seed=seed, executor=executor, progress=progress)
+                        args=args, seed=seed, executor=executor, progress=progress,
+                        pairs=pairs)
     shown, _, pair = combine(chosen, extra, alpha)
     rest = [c for c in cands[1:]]
     return shown, pair + rest
