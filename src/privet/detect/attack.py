@@ -59,8 +59,11 @@ def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: i
     whether Ctrl-C cut the search short; ``pairs`` (the inputs given to detect) replace the
     generated candidates."""
     fast = mech.kind not in ("statdp", "blackbox")
+    # the race may grow a finalist's selection sample to the final test's size (vectorized
+    # mechanisms; per-sample black boxes keep n_select)
+    race = max(int(n_select), int(n_final)) if fast else int(n_select)
     budget = Budget(n_train=min(1 << (15 if fast else 12), int(n_select)),
-                    n_fit=min(1 << 16, int(n_select)), n_select=int(n_select),
+                    n_fit=min(1 << 16, int(n_select)), n_select=race,
                     random_pairs=8, iterations=8, finalists=3)
     cand, _, interrupted = search_witness(
         mech, test_objective(n_final, epsilon), budget=budget, args=args, seed=seed,
