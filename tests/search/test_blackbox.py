@@ -56,19 +56,19 @@ def test_detect_flags_randomized_response_bits_and_passes_a_private_histogram():
     """One-time RAPPOR claims 0.1 but each differing Bloom bit costs 0.1 (8 bits differ for
     some neighbors): a weighted count of bits, which StatDP's families cannot express, has a
     ratio far above e^0.1. The private noisy histogram is not flagged at this seed."""
-    rr = privet.detect(d.vectorized("dpsniper.one_time_rappor"), seed=0, n_select=20_000,
-                       n_final=50_000)
+    rr = privet.detect(d.vectorized("dpsniper.one_time_rappor"), seed=0, n_select=5_000,
+                       n_final=10_000)
     assert rr.p_value < 0.01 and rr.counterexample.details["family"] == "classifier attack"
-    ok = privet.detect(d.vectorized("dpsniper.noisy_hist1"), seed=0, n_select=20_000,
-                       n_final=50_000)
+    ok = privet.detect(d.vectorized("dpsniper.noisy_hist1"), seed=0, n_select=5_000,
+                       n_final=10_000)
     assert ok.p_value >= 0.01 and "Bonferroni" in ok.details["selected"].details["families"]
 
 
 def test_white_box_vector_outputs_get_the_attack_family():
     """LaplaceParallel (20 outputs): DP-Finder's random boxes see no sample on either side
     (skipped 0/0); the classifier family's sum event certifies a positive bound."""
-    b = privet.search(d.laplace_parallel, seed=0, iterations=2, n_confirm=1 << 20,
-                      n_cap=1 << 13)
+    b = privet.search(d.laplace_parallel, seed=0, iterations=1, n_confirm=1 << 18,
+                      n_cap=1 << 12, n_select=1 << 16, models=("logistic", "stats"))
     statuses = [r["status"] for r in b.details["trace"]]
     assert "classifier attack" in statuses and b.value > 0.01
     assert not math.isinf(b.value)

@@ -108,19 +108,21 @@ def best_of_counts(ts: np.ndarray, every: bool, n11, n10, n01, n: int, objective
     best = int(np.nanargmax(np.where(np.isnan(values), -np.inf, values)))
     choice = Choice(float(ts[best]), 1.0, float(values[best]),
                     (float(n11[best]), float(n10[best]), float(n01[best])), n)
-    if ties and every and len(ts) > 1:
+    if ties and every and len(ts) > 2:
         # outputs at t_i join with probability q: with every distinct score a candidate,
-        # the events at t_i and t_i+1 differ by exactly the outputs scoring t_i
-        a = (n11[:-1], n10[:-1], n01[:-1])   # >= t_i
-        b = (n11[1:], n10[1:], n01[1:])      # >= t_{i+1}, i.e. > t_i among the candidates
-        for q in ties:
-            mix = [bb + q * (aa - bb) for aa, bb in zip(a, b)]
-            vals = np.asarray(objective(*mix, n), dtype=float)
-            vals = np.where(np.isnan(vals), -np.inf, vals)
-            i = int(np.argmax(vals))
-            if vals[i] > choice.value:
-                choice = Choice(float(ts[i]), q, float(vals[i]),
-                                tuple(float(m[i]) for m in mix), n)
+        # the events at t_i and t_i+1 differ by exactly the outputs scoring t_i (all the
+        # mixtures in one call of the objective)
+        a = np.array([n11[:-1], n10[:-1], n01[:-1]])   # >= t_i
+        b = np.array([n11[1:], n10[1:], n01[1:]])      # >= t_{i+1}, i.e. > t_i
+        q = np.repeat(np.asarray(ties, dtype=float), a.shape[1])
+        mix = np.tile(b, len(ties)) + q * (np.tile(a, len(ties)) - np.tile(b, len(ties)))
+        vals = np.asarray(objective(*mix, n), dtype=float)
+        vals = np.where(np.isnan(vals), -np.inf, vals)
+        i = int(np.argmax(vals))
+        if vals[i] > choice.value:
+            j = i % a.shape[1]
+            choice = Choice(float(ts[j]), float(q[i]), float(vals[i]),
+                            tuple(float(m[i]) for m in mix), n)
     if choice.counts[0] + choice.counts[1] <= 0:
         return None
     return choice

@@ -114,13 +114,16 @@ def fit_mlp(fmap: FeatureMap, r1, r0, hidden: tuple[int, ...] = (10, 5), seed: i
     return MLP(fmap, layers)
 
 
+STAT_ENTRIES = 10  # wider outputs get no per-entry statistics (the linear score covers them)
+
+
 def stat_scores(fmap: FeatureMap) -> list[Score]:
-    """Each entry, the sum of the entries and the count of each flag value (their events
-    take both tails, for either input)."""
+    """Each entry (up to ``STAT_ENTRIES`` entries), the sum of the entries and the count of
+    each flag value (their events take both tails, for either input)."""
     flags = tuple(sorted({float(v) for _, v in fmap.indicators}))
     out: list[Score] = []
     numeric = {int(j) for j, _, _ in fmap.numeric}
-    for j in range(fmap.width):
+    for j in range(fmap.width if fmap.width <= STAT_ENTRIES else 0):
         out.append(Stat("entry", j))
     if fmap.width > 1 and numeric:
         out.append(Stat("sum", flags=flags))

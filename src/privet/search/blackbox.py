@@ -229,10 +229,13 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
                   seed: np.random.SeedSequence, executor: Any, progress: bool,
                   starting: tuple | None) -> tuple[dict | None, bool]:
     """The classifier attack on a white box: paired samples (Replay) train and select, the
-    objective is the paired certificate; returns a DP-Finder-style record (or None) and
-    whether Ctrl-C cut the attack short."""
+    objective is the paired certificate (sizes: ``n_cap``, default 2^14 per screened pair;
+    ``n_select``, default 2^20); returns a DP-Finder-style record (or None) and whether
+    Ctrl-C cut the attack short."""
     size = white_size(opts)
-    budget = Budget(n_train=WHITE.n_train, n_fit=WHITE.n_fit, n_select=WHITE.n_select,
+    n_select = int(opts.get("n_select") or WHITE.n_select)
+    budget = Budget(n_train=int(opts.get("n_cap") or WHITE.n_train),
+                    n_fit=min(WHITE.n_fit, n_select), n_select=n_select,
                     random_pairs=int(iterations), iterations=int(iterations),
                     finalists=WHITE.finalists, models=tuple(opts.get("models") or WHITE.models))
     cand, trace, interrupted = search_witness(
