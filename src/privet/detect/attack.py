@@ -64,7 +64,8 @@ def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: i
     race = max(int(n_select), int(n_final)) if fast else int(n_select)
     budget = Budget(n_train=min(1 << (15 if fast else 12), int(n_select)),
                     n_fit=min(1 << 16, int(n_select)), n_select=race,
-                    random_pairs=8, iterations=8, finalists=3)
+                    random_pairs=8, iterations=8, finalists=3,
+                    models=("table", "bins", "logistic", "stats"))
     cand, _, interrupted = search_witness(
         mech, test_objective(n_final, epsilon), budget=budget, args=args, seed=seed,
         executor=executor, progress=progress, pairs=pairs)

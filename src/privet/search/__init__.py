@@ -516,7 +516,7 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         "tail": bool(kw.pop("tail", True)), "n_walk": int(kw.pop("n_walk", 1 << 17)),
         "n_confirm": n_confirm,
         # black boxes (privet.attacks): selection sample, finalists, models
-        "n_select": _opt_int(kw.pop("n_select", None)), "finalists": int(kw.pop("finalists", 4)),
+        "n_select": _opt_int(kw.pop("n_select", None)), "finalists": int(kw.pop("finalists", 8)),
         "models": tuple(kw.pop("models", ())), "attack": kw.pop("attack", "auto"),
     }
     if kw:

@@ -67,7 +67,7 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
     """The witness search's sizes: ``n_cap`` samples per input of each screened pair
     (default 2^15; 2^12 for per-sample black boxes), ``n_select`` the largest selection
     sample per finalist (2^22; 2^17), ``iterations`` random pairs and as many local-search
-    steps, ``finalists`` (4), ``models`` (table, histogram, logistic regression,
+    steps, ``finalists`` (8), ``models`` (table, histogram, logistic regression,
     statistics, and the neural network for continuous vectors; a subset restricts them)."""
     sizes = _sizes(mech)
     models = tuple(opts.get("models") or Budget.models)
@@ -75,7 +75,7 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
     return Budget(n_train=int(opts.get("n_cap") or sizes["n_train"]),
                   n_fit=min(sizes["n_fit"], n_select), n_select=n_select,
                   random_pairs=int(iterations), iterations=int(iterations),
-                  finalists=int(opts.get("finalists", 4)), models=models)
+                  finalists=int(opts.get("finalists", 8)), models=models)
 
 
 def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = None,
