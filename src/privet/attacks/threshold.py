@@ -20,7 +20,7 @@ import numpy as np
 __all__ = ["ORIENTATIONS", "Choice", "best_of_counts", "best_threshold", "candidates",
            "counts_at", "oriented", "tails", "threshold_at_rate"]
 
-MAX_CANDIDATES = 512
+MAX_CANDIDATES = 1024  # half dense in each tail
 TIES = (0.25, 0.5, 0.75)
 
 Objective = Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
@@ -40,16 +40,20 @@ class Choice:
 
 def candidates(pooled: np.ndarray, limit: int = MAX_CANDIDATES) -> tuple[np.ndarray, bool]:
     """Thresholds to try: every distinct score (second value True), or quantiles dense in
-    the upper tail."""
+    both tails (geometric fractions of the pooled scores above, and below, down to one
+    score): the events ``s >= t`` and ``s <= t`` of every orientation
+    (:func:`tails`) both reach their rare extremes, where an output seen under one input
+    only (an impossible output: the bound grows with n) lives."""
     ordered = np.sort(np.asarray(pooled, dtype=float))
     if ordered.size == 0:
         return ordered, True
     uniq = ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
     if len(uniq) <= limit:
         return uniq, True
-    tail = np.geomspace(1.0 / len(ordered), 1.0, limit)  # fractions of the pooled scores above
-    idx = np.clip(np.floor((1.0 - tail) * (len(ordered) - 1)).astype(int), 0, len(ordered) - 1)
-    return np.unique(ordered[idx]), False
+    tail = np.geomspace(1.0 / len(ordered), 0.5, limit // 2)  # fractions above (or below)
+    last = len(ordered) - 1
+    idx = np.r_[np.ceil((1.0 - tail) * last), np.ceil(tail * last) - 1]
+    return np.unique(ordered[np.clip(idx.astype(int), 0, last)]), False
 
 
 def at_least(values: np.ndarray, ts: np.ndarray) -> np.ndarray:
