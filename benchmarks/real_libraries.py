@@ -53,13 +53,23 @@ def run_audit(name: str, n_select: int, n_final: int, seed: int, with_search: bo
     res = detect(mech, inputs=audit.inputs, n_select=n_select, n_final=n_final, seed=seed,
                  max_candidates=1)
     secs = time.perf_counter() - t0
-    row = {"name": name, "source": mech.source, "claimed": mech.epsilon,
+    row = {"name": name, "source": mech.source, "claimed": mech.describe_claim(),
            "expect": audit.expect, "why": audit.why, "samples_per_s": sps,
            "verdict": res.verdict, "p": res.p_value, "violation": res.violation,
            "seconds": secs, "cex": None, "search": None, "kind": mech.kind,
            "relation": mech.neighbors.describe()}
     cx = res.counterexample if res.counterexample is not None else res.details.get("selected")
-    if cx is not None:
+    if cx is not None and res.test_delta:
+        # an (ε, δ) test: the certified δ at the tested ε from the same fresh counts (95%)
+        from privet.stats.approx import delta_lower_bound
+
+        row["cex"] = {"d1": _fmt_input(cx.d1), "d2": _fmt_input(cx.d2), "event": cx.event,
+                      "counts": f"{cx.counts[0]}/{cx.n[0]} vs {cx.counts[1]}/{cx.n[1]}",
+                      "found": res.counterexample is not None, "eps_lb": None,
+                      "delta_lb": delta_lower_bound(cx.counts[0], cx.n[0], cx.counts[1],
+                                                    cx.n[1], cx.test_epsilon, 0.95),
+                      "at": cx.test_epsilon}
+    elif cx is not None:
         row["cex"] = {"d1": _fmt_input(cx.d1), "d2": _fmt_input(cx.d2), "event": cx.event,
                       "counts": f"{cx.counts[0]}/{cx.n[0]} vs {cx.counts[1]}/{cx.n[1]}",
                       "found": res.counterexample is not None,
@@ -70,10 +80,11 @@ def run_audit(name: str, n_select: int, n_final: int, seed: int, with_search: bo
         from privet.search import search
 
         t1 = time.perf_counter()
-        bound = search(mech, iterations=2, seed=seed, n_confirm=50_000)
-        row["search"] = {"value": bound.value, "confidence": bound.confidence,
+        bound = search(mech, iterations=2, seed=seed, n_confirm=50_000) \
+            if mech.claim.kind == "pure" else search(mech, seed=seed, n_final=n_final)
+        row["search"] = {"value": getattr(bound, "value", None), "confidence": bound.confidence,
                          "seconds": time.perf_counter() - t1,
-                         "verdict": bound.details.get("verdict", "")}
+                         "verdict": bound.details.get("verdict", getattr(bound, "verdict", ""))}
     return row
 
 
@@ -85,20 +96,22 @@ def markdown(rows: list[dict], n_select: int, n_final: int) -> str:
         f"{n_final:,} final samples per input (`benchmarks/real_libraries.py`). "
         "\"No violation found\" is not a proof of privacy.",
         "",
-        "| mechanism | library call | claimed ε | neighbors | privet found |",
+        "| mechanism | library call | claim | neighbors | privet found |",
         "|---|---|---|---|---|",
     ]
     for r in rows:
         mech = libs.get(r["name"])
         if r["violation"] and r["cex"]:
             c = r["cex"]
+            shows = (f"so ε ≥ {c['eps_lb']:.3g}" if c.get("eps_lb") is not None else
+                     f"so δ({c['at']:.3g}) ≥ {c['delta_lb']:.3g}")
             found = (f"**violation found ({_fmt_p(r['p'])})**: D1 = {c['d1']}, "
                      f"D2 = {c['d2']}, event `{c['event']}`, counts {c['counts']}, "
-                     f"so ε ≥ {c['eps_lb']:.3g} (95% confidence)")
+                     f"{shows} (95% confidence)")
         else:
             found = f"{r['verdict']} ({_fmt_p(r['p'])})"
         lines.append(f"| `{r['name']}` | {mech.description} ({r['source']}) | "
-                     f"{r['claimed']:.4g} | {r['relation']} | {found} |")
+                     f"{r['claimed']} | {r['relation']} | {found} |")
     lines += [
         "",
         "The misuses are one argument away from the sound calls: diffprivlib's "
@@ -145,9 +158,11 @@ def main() -> None:
         found = bool(c and c["found"])
         cx = f"{c['d1']} {c['d2']} {c['event']}" if found else "-"
         known = libs.get(r["name"]).true_epsilon
-        table.add_row(r["name"], r["kind"], f"{r['samples_per_s']:,.0f}", f"{r['claimed']:.4g}",
+        table.add_row(r["name"], r["kind"], f"{r['samples_per_s']:,.0f}", str(r['claimed']),
                       "-" if known is None else f"{known:.4g}", r["expect"], r["verdict"],
-                      f"{r['p']:.3g}", cx, f"{c['eps_lb']:.3g}" if found else "-",
+                      f"{r['p']:.3g}", cx,
+                      (f"{c['eps_lb']:.3g}" if c.get("eps_lb") is not None else
+                       f"δ ≥ {c['delta_lb']:.3g}") if found else "-",
                       f"{r['seconds']:.1f}")
     console.print(table)
     agree = sum((r["expect"] == "violation") == r["violation"] for r in rows)
@@ -159,8 +174,9 @@ def main() -> None:
         for r in rows:
             if r["search"]:
                 s = r["search"]
-                st.add_row(r["name"], f"{r['claimed']:.4g}",
-                           f"{s['value']:.3g} ({s['confidence']:.2f})", s["verdict"],
+                value = "—" if s["value"] is None else f"{s['value']:.3g}"
+                st.add_row(r["name"], str(r["claimed"]),
+                           f"{value} ({s['confidence']:.2f})", s["verdict"],
                            f"{s['seconds']:.1f}")
         console.print(st)
     print()

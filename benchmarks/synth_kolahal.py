@@ -1,7 +1,10 @@
 """Table I of KOLAHAL (Roy, Hsu, Albarghouthi, S&P 2021) with privet.synth.
 
-For each of the nine sketches, runs ``privet.synth`` (fixParams, selectExamples,
-getNoiseRegion, findExpr, verification of the top 5 x #locations with privet.detect) and,
+For each of the nine sketches, and the textbook sketches beyond them
+(``privet.mechanisms.textbook_sketches``: a coupled pair, prefix sums, a two-level
+histogram, a histogram with its total, a clamped sum, report noisy min), runs
+``privet.synth`` (fixParams, selectExamples, getNoiseRegion, findExpr, verification of the
+top band with privet.detect, each ranked completion after detect's full test) and,
 in the same run, the paper's "noopt" baseline (rank every grammar vector without the
 region, then verify the top 5 x #locations). Prints our phase times (init, opti, enum,
 verify, total) and the rank of the textbook answer next to the paper's figures.
@@ -9,6 +12,7 @@ verify, total) and the rank of the textbook answer next to the paper's figures.
     /work/venv/bin/python benchmarks/synth_kolahal.py            # full run
     /work/venv/bin/python benchmarks/synth_kolahal.py --quick    # smaller samples, no noopt
     /work/venv/bin/python benchmarks/synth_kolahal.py --only svt above_t1
+    /work/venv/bin/python benchmarks/synth_kolahal.py --quick --textbook --seeds 0 1 2 3 4
 
 The paper's times are minutes on a 4-core cluster node; ours are seconds on whatever this
 machine gives (shared cores make them noisy). JSON goes to benchmarks/out/synth_kolahal.json.
@@ -26,7 +30,8 @@ from rich.console import Console
 from rich.table import Table
 
 from privet.core.results import to_jsonable
-from privet.mechanisms.kolahal_sketches import PAPER_TABLE, SKETCHES
+from privet.mechanisms.kolahal_sketches import PAPER_TABLE, SKETCHES, get
+from privet.mechanisms.textbook_sketches import SKETCHES as TEXTBOOK
 from privet.synth import synth
 
 
@@ -46,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="sketch names (e.g. svt)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the noopt baseline")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", type=int, nargs="+", default=None,
+                    help="several seeds: one row per sketch and seed")
+    ap.add_argument("--textbook", action="store_true",
+                    help="only the textbook sketches beyond the paper's nine")
     ap.add_argument("--tester", default="auto", choices=("auto", "internal", "detect"))
     ap.add_argument("--noopt-budget", type=float, default=300.0,
                     help="seconds of ranking after which noopt stops (reported as timed out)")
@@ -57,9 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         Console(width=230).print(show(args.show))
         return 0
 
-    names = list(SKETCHES)
+    names = list(TEXTBOOK) if args.textbook else [*SKETCHES, *TEXTBOOK]
     if args.only:
-        names = [n if n.startswith("kolahal.") else f"kolahal.{n}" for n in args.only]
+        names = [n if "." in n else
+                 (f"kolahal.{n}" if f"kolahal.{n}" in SKETCHES else f"textbook.{n}")
+                 for n in args.only]
     sizes = dict(n_select=10_000, n_final=20_000, m_region=20_000, m_rank=20_000,
                  verify_n=(20_000, 100_000))
     if args.quick:
@@ -67,15 +78,16 @@ def main(argv: list[str] | None = None) -> int:
                      verify_n=(10_000, 50_000))
     console = Console(width=230)
     rows, dump = [], {}
-    for name in names:
-        sk = SKETCHES[name]
+    seeds = args.seeds or [args.seed]
+    for name, seed in [(n, s) for n in names for s in seeds]:
+        sk = get(name)
         t0 = time.perf_counter()
-        r = synth(sk, seed=args.seed, tester=args.tester,
+        r = synth(sk, seed=seed, tester=args.tester,
                   baseline=not (args.quick or args.no_baseline),
                   baseline_budget=args.noopt_budget, **sizes)
         wall = time.perf_counter() - t0
-        dump[name] = to_jsonable(r)
-        rows.append(_row(name, r))
+        dump[name if len(seeds) == 1 else f"{name}@{seed}"] = to_jsonable(r)
+        rows.append(_row(name, r, seed if len(seeds) > 1 else None))
         best = rows[-1][9]
         noopt = rows[-1][11]
         b = r.baseline or {}
@@ -90,14 +102,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _row(name: str, r) -> tuple:
+def _row(name: str, r, seed: int | None = None) -> tuple:
     best = r.best.describe() if r.best else "none"
     b = r.baseline or {}
-    locs, paper_t, paper_rank, paper_noopt = PAPER_TABLE[name]
+    locs, paper_t, paper_rank, paper_noopt = PAPER_TABLE.get(
+        name, (len(r.holes), (None,) * 5, "-", None))
+    label = name.split(".")[1] + ("" if name in PAPER_TABLE else " (new)") + \
+        ("" if seed is None else f" @{seed}")
     noopt = (f"timeout ({b.get('ranked')}/{b.get('grammar_size')} ranked)"
              if b.get("timed_out") else
              f"{_s(b.get('total'))} s, rank {b.get('textbook_rank') or '-'}") if b else "-"
-    return (name.split(".")[1], str(locs), *[_s(r.times[k]) for k in
+    return (label, str(locs), *[_s(r.times[k]) for k in
             ("init", "opti", "enum", "verify", "total")],
             str(r.textbook_rank or "-"), str(r.textbook_preliminary_rank or "-"),
             best, f"{r.n_candidates}/{r.grammar_size}", noopt,
@@ -113,7 +128,7 @@ def show(paths: list[str]) -> Table:
     for p in paths:
         for name, data in json.loads(Path(p).read_text()).items():
             results[name] = from_jsonable(data)
-    return _table([_row(n, results[n]) for n in SKETCHES if n in results])
+    return _table([_row(n.split("@")[0], results[n]) for n in results])
 
 
 def _table(rows: list[tuple]) -> Table:

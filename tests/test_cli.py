@@ -144,3 +144,25 @@ def test_user_file_mistakes_get_one_sentence(tmp_path):
     assert "'k' with no default" in nd
     missing = _one_sentence_error(run("detect", f"{tmp_path / 'nowhere.py'}:f"))
     assert "does not exist" in missing
+
+
+def test_cli_approximate_dp(tmp_path):
+    # an (ε, δ) violation exits 1 with the tested δ; the exact profile exits 0 when verified
+    res = run("detect", "gaussian.wrong_neighbors", "--n-select", "20000", "--n-final",
+              "100000", "--n-max", "2000000", "--seed", "0")
+    assert res.returncode == 1, res.stderr
+    out = " ".join(res.stdout.split())          # rich may wrap lines
+    assert "violation found" in out and "test delta = 0.001" in out
+    res = run("exact", "gaussian.discrete", "--no-progress")
+    assert res.returncode == 0 and "verified: δ(1)" in " ".join(res.stdout.split())
+    bad = tmp_path / "bad_claims.py"
+    bad.write_text(
+        "import privet\n"
+        "@privet.mechanism(epsilon=1, delta=1.5)\n"
+        "def m(noise, x, *, epsilon):\n"
+        "    return x[0] + noise.gaussian(1.0)\n")
+    res = run("detect", f"{bad}:m")
+    assert res.returncode == 2
+    assert "delta must lie in [0, 1)" in res.stderr and "Traceback" not in res.stderr
+    res = run("detect", "gaussian.analytic", "--delta", "2")
+    assert res.returncode == 2 and "--delta" in res.stderr and "< 1" in res.stderr

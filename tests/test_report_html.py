@@ -14,6 +14,7 @@ import pytest
 
 import privet
 from privet import mechanisms
+from privet.core.errors import PrivetError
 from privet.core.results import (
     Bound,
     Completion,
@@ -306,7 +307,10 @@ def test_pufferfish_violation_renders():
 
 
 def test_write_html_and_cli(tmp_path, det):
-    p = H.write_html(tmp_path / "sub" / "r.html", det)
+    with pytest.raises(PrivetError, match="does not exist"):  # never created silently
+        H.write_html(tmp_path / "sub" / "r.html", det)
+    assert not (tmp_path / "sub").exists()
+    p = H.write_html(tmp_path / "r.html", det)
     text = p.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and "statdp.histogram_eps" in text
     from privet.cli import main

@@ -9,12 +9,15 @@ it), 2 bad input (one sentence on stderr, no traceback), 3 unknown (a solver gav
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from . import cli_support as flags
 from .core.errors import PrivetError
 
 ENGINE_COMMANDS = ("detect", "search", "exact", "pufferfish", "synth", "floats")
@@ -22,11 +25,15 @@ SAMPLING_COMMANDS = ("detect", "search", "synth", "sample", "suite")  # these ta
 
 
 def parse_value(text: str) -> Any:
-    """``3`` -> 3, ``0.5`` -> 0.5, ``[1,2]`` -> [1, 2], anything else stays a string."""
+    """``3`` -> 3, ``0.5`` -> 0.5, ``[1,2]`` -> [1, 2], anything else stays a string
+    (bounded: nesting and digits as in :func:`privet.core.safe.load_json`)."""
+    from .core.safe import check_depth
+
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        value = json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, too many digits, or nested too deep
         return text
+    return check_depth(value, "--arg")
 
 
 def parse_vector(text: str) -> list[float]:
@@ -50,7 +57,8 @@ def parse_args_kv(pairs: Sequence[str] | None) -> dict[str, Any]:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--seed", type=int, default=None, help="seed of the run (reproducible)")
+    p.add_argument("--seed", type=flags.seed, default=None,
+                   help="seed of the run (reproducible), 0 to 2^128 - 1")
 
 
 def _executor_option(p: argparse.ArgumentParser) -> None:
@@ -64,7 +72,7 @@ def _executor_option(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
-    parser = argparse.ArgumentParser(
+    parser = flags.OneLineParser(
         prog="privet",
         description="Test, bound, verify and synthesize differentially private mechanisms.",
     )
@@ -78,8 +86,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     p = sub.add_parser("sample", help="draw outputs of a mechanism and summarize them")
     p.add_argument("target", help="library name (privet list) or MODULE:NAME / FILE.py:NAME")
     p.add_argument("--input", "-x", required=True, help="the input, e.g. 1,1,1,1,1")
-    p.add_argument("-n", type=int, default=100_000, help="number of outputs (default 100000)")
-    p.add_argument("--epsilon", type=float, default=None, help="override the claimed ε")
+    p.add_argument("-n", type=flags.count("the number of outputs"), default=100_000,
+                   help="number of outputs (default 100000)")
+    p.add_argument("--max-memory", type=flags.memory_size, default=None, metavar="SIZE",
+                   help="refuse -n when keeping the outputs would need more memory than "
+                        "SIZE (e.g. 8G; default half of the machine's memory)")
+    p.add_argument("--epsilon", type=flags.epsilon, default=None,
+                   help="override the claimed ε (0.5, ln(3), ...)")
     p.add_argument("--arg", action="append", metavar="NAME=VALUE",
                    help="non-private argument (repeatable)")
     p.add_argument("--exact", action="store_true",
@@ -95,7 +108,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
                         "(FILE.py:NAME or MODULE:NAME)")
     p.add_argument("--quick", action="store_true",
                    help="smaller samples: about 1 minute on 2 cores (full: about 2)")
-    p.add_argument("--html", default=None, metavar="FILE",
+    p.add_argument("--html", default=None, metavar="FILE", type=flags.output_file("--html"),
                    help="also write a self-contained HTML report (opens with no network)")
     p.add_argument("--per-engine", action="store_true",
                    help="also print one line per mechanism and engine")
@@ -104,8 +117,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
 
     p = sub.add_parser("report", help="render results saved with --json (a table, or HTML)")
     p.add_argument("file", help="a JSON file written by any privet command's --json, or -")
-    p.add_argument("--html", default=None, metavar="FILE",
+    p.add_argument("--html", default=None, metavar="FILE", type=flags.output_file("--html"),
                    help="write a self-contained HTML report instead of printing a table")
+    p.add_argument("--json", action="store_true",
+                   help="print the results as JSON again (checked and normalized)")
+    p.add_argument("--seed", type=flags.seed, default=None,
+                   help="accepted like every command's; a report draws no samples")
 
     runners: dict[str, Any] = {}
     for engine in ENGINE_COMMANDS:
@@ -129,7 +146,7 @@ def _ensure_common(p: argparse.ArgumentParser) -> None:
     if "json" not in have:
         p.add_argument("--json", action="store_true", help="print the result as JSON")
     if "seed" not in have:
-        p.add_argument("--seed", type=int, default=None, help="seed of the run")
+        p.add_argument("--seed", type=flags.seed, default=None, help="seed of the run")
 
 
 def _version() -> str:
@@ -154,36 +171,34 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_sample(args: argparse.Namespace) -> int:
     from .cli_support import load_mechanism
     from .core.results import to_jsonable
-    from .report import console, fmt_num, table
-    from .report.library import sample_summary, sample_table
+    from .report import console, emit
+    from .report.library import exact_distribution_table, sample_summary, sample_table
 
     mech = load_mechanism(args.target, epsilon=args.epsilon)
     x = parse_vector(args.input)
     extra = parse_args_kv(args.arg)
+    head = {"mechanism": mech.name, "input": x}
     if args.exact:
         dist = mech.distribution(x, args=extra, exact=True)
         rows = sorted(((k[0] if isinstance(k, tuple) and len(k) == 1 else k, v)
                        for k, v in dist.as_dict().items()), key=lambda kv: -float(kv[1]))
+        data = {**head, "grid_size": dist.grid_size, "distribution": [
+            {"output": to_jsonable(k), "probability": str(v)} for k, v in rows]}
         if args.json:
-            print(json.dumps({"grid_size": dist.grid_size, "distribution": [
-                {"output": to_jsonable(k), "probability": str(v)} for k, v in rows]}, indent=2))
+            print(json.dumps(data, indent=2))
         else:
-            console().print(table(
-                f"exact output distribution of {mech.name} on {x} ({dist.grid_size:,} noise "
-                "outcomes)", ["output", "probability", "≈"],
-                [[str(k), fmt_num(v), f"{float(v):.6g}"] for k, v in rows[:50]]))
+            console().print(exact_distribution_table(data))
         return 0
-    if args.n <= 0:
-        raise PrivetError(f"-n must be a positive number of outputs, got {args.n}.")
-    from .execution import collect
+    from .execution import collect_reduced, estimate_sample_memory
 
-    outputs = collect(mech, x, args.n, args=extra, seed=args.seed,
-                      executor=getattr(args, "executor", None))  # = mech.sample(...)
-    summary = sample_summary(outputs)
-    if args.json:
-        print(json.dumps(to_jsonable(summary), indent=2))
-    else:
-        console().print(sample_table(mech.name, x, summary))
+    estimate_sample_memory(mech, x, args.n, args=extra, limit=args.max_memory,
+                           flag="--max-memory")
+    red = collect_reduced(mech, x, args.n, args=extra, seed=args.seed,
+                          executor=getattr(args, "executor", None))  # = mech.sample(...)
+    summary = {**head, **sample_summary(red.value)}
+    if red.interrupted:
+        summary["interrupted"] = True
+    emit(args, to_jsonable(summary), lambda s: sample_table(mech.name, x, s))
     return 0
 
 
@@ -215,51 +230,103 @@ def cmd_suite(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .core.results import from_jsonable
-    from .report import console, render_any
+    from .core.errors import InputError
+    from .core.results import from_jsonable, is_result, to_json, to_jsonable
+    from .core.safe import MAX_RESULT_BYTES, decode_text, load_json, read_text
+    from .report import console, render_saved
 
+    shown = "standard input" if args.file == "-" else repr(args.file)
+    if args.file == "-":
+        text = decode_text(sys.stdin.buffer.read(MAX_RESULT_BYTES + 1), "standard input",
+                           MAX_RESULT_BYTES)
+    else:
+        text = read_text(args.file, "the saved result", MAX_RESULT_BYTES)
+    data = load_json(text, shown)
     try:
-        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
-    except OSError as err:
-        raise PrivetError(f"cannot read {args.file!r}: {err.strerror or err}.") from None
-    try:
-        data = json.loads(text)
         result = from_jsonable(data)
-    except (json.JSONDecodeError, KeyError, TypeError) as err:
-        raise PrivetError(f"{args.file!r} is not a privet result saved with --json "
-                          f"({type(err).__name__}).") from None
+    except InputError as err:
+        raise InputError(f"{shown} is not a privet result saved with --json: {err}") from None
+    from .report.library import listing_kind
+
     items = result if isinstance(result, list) else [result]
-    if not items or not all(type(x).__module__ == "privet.core.results" for x in items):
-        raise PrivetError(f"{args.file!r} holds no privet result; save one with --json.")
-    if args.html:
+    if not items or not all(is_result(x) or listing_kind(x) for x in items):
+        raise PrivetError(f"{shown} holds no privet result (nor the output of privet list or "
+                          "privet sample); save one with --json.")
+    if args.json:
+        print(to_json(result) if not isinstance(result, dict) else
+              json.dumps(to_jsonable(result), indent=2, ensure_ascii=False))
+    elif args.html:
         from .report.html import write_html
 
-        path = write_html(args.html, items, title=f"privet report: {Path(args.file).name}")
+        path = _rendered(shown, lambda: write_html(
+            args.html, items, title=f"privet report: {Path(args.file).name}"))
         print(f"report saved to {path}")
     else:
-        console().print(render_any(items if len(items) > 1 else items[0]))
+        console().file.write(_rendered(
+            shown, lambda: render_saved(items if len(items) > 1 else items[0])))
     return 0
+
+
+def _rendered(shown: str, render: Any) -> Any:
+    """``render()``; a malformed value deep in a saved file (the loader checks only each
+    field's top level) is one sentence, and nothing was printed or written yet."""
+    try:
+        return render()
+    except PrivetError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any renderer failing on the file's values
+        from .cli_support import _oneline
+
+        raise PrivetError(f"{shown} holds a privet result with a malformed value that "
+                          f"cannot be rendered ({_oneline(err).rstrip('.')}); save it again "
+                          "with --json.") from None
 
 
 COMMANDS = {"list": cmd_list, "sample": cmd_sample, "suite": cmd_suite, "report": cmd_report}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``privet ...``; returns the exit code (see the module docstring). Every failure
+    ends as one sentence on stderr: bad input, a user file that calls ``sys.exit``, memory
+    exhausted, a closed output pipe."""
     parser, runners = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a flag error already printed
+        return stop.code if isinstance(stop.code, int) else 2
     if not args.command:
         parser.print_help()
         return 2
     try:
         if args.command in COMMANDS:
-            return COMMANDS[args.command](args)
-        return int(runners[args.command](args) or 0)
+            code = COMMANDS[args.command](args)
+        else:
+            code = int(runners[args.command](args) or 0)
     except PrivetError as err:
-        print(f"privet: error: {getattr(err, 'cli', None) or err}", file=sys.stderr)
-        return 2
+        return _fail(getattr(err, "cli", None) or str(err))
     except KeyboardInterrupt:
         print("privet: interrupted.", file=sys.stderr)
         return 130
+    except SystemExit as stop:  # raised by a user's mechanism file, not by privet
+        return _fail(f"the code privet was asked to run called sys.exit({stop.code!r}); a "
+                     "mechanism file must not exit the program.")
+    except MemoryError:
+        return _fail("out of memory; ask for less work (fewer samples, inputs or a shorter "
+                     "length).")
+    except BrokenPipeError:  # `privet ... | head`: the reader left, nothing more to say
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # no real stdout
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # exit-time flush
+        return 2
+    if getattr(args, "interrupted", False):
+        print("privet: interrupted; the results above are partial (marked interrupted).",
+              file=sys.stderr)
+        return 130
+    return code
+
+
+def _fail(message: str) -> int:
+    print(f"privet: error: {message}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .core.errors import PrivetError
+from .core.errors import InputError, PrivetError
 from .core.mechanism import Mechanism, as_mechanism
 
 
@@ -35,6 +35,9 @@ def load_object(target: str) -> Any:
             spec.loader.exec_module(module)
         except PrivetError as err:
             raise type(err)(f"in {where!r}: {err}") from err
+        except SystemExit as err:
+            raise PrivetError(f"importing {where!r} called sys.exit({err.code!r}); a "
+                              "mechanism file must not exit the program.") from None
         except Exception as err:
             raise PrivetError(f"importing {where!r} failed: {_oneline(err)}") from err
     else:
@@ -44,6 +47,9 @@ def load_object(target: str) -> Any:
             module = importlib.import_module(where)
         except PrivetError as err:
             raise type(err)(f"in module {where!r}: {err}") from err
+        except SystemExit as err:
+            raise PrivetError(f"importing module {where!r} called sys.exit({err.code!r}); a "
+                              "mechanism module must not exit the program.") from None
         except Exception as err:
             raise PrivetError(f"cannot import module {where!r}: {_oneline(err)}") from err
     if not hasattr(module, attr):
@@ -77,6 +83,198 @@ def load_mechanism(target: str, epsilon: float | None = None) -> Mechanism:
         return mechanisms.get(target) if epsilon is None else \
             mechanisms.get(target).replace(epsilon=epsilon)
     return as_mechanism(load_object(target), epsilon=epsilon)
+
+
+# -- flag values: argparse ``type=`` functions shared by every command -----------------------
+#
+# Each returns the parsed value or raises argparse.ArgumentTypeError with one sentence, which
+# the parser prints as "privet: error: argument FLAG: sentence" and exits 2.
+
+MAX_SEED = 2**128 - 1
+MAX_SAMPLES = 10**10          # outputs per input a flag may ask for (-n, --n-final, ...)
+MAX_CURVE_POINTS = 1_000      # k of --test-epsilons a:b:k
+
+
+def _flag_error(err: Exception) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(str(err).rstrip("."))
+
+
+def integer(text: str, what: str = "value", low: int | None = None,
+            high: int | None = None) -> int:
+    """``text`` as an integer in [low, high]; ``1e6`` is read as 1000000 (integral only)."""
+    from .core.safe import parse_rational
+
+    try:
+        q = parse_rational(text, what)
+    except PrivetError:
+        raise argparse.ArgumentTypeError(f"{what} must be a whole number, got {text!r}") \
+            from None
+    if q.denominator != 1:
+        raise argparse.ArgumentTypeError(f"{what} must be a whole number, got {text!r}")
+    value = int(q)
+    if low is not None and value < low:
+        raise argparse.ArgumentTypeError(f"{what} must be at least {low:,}, got {text!r}")
+    if high is not None and value > high:
+        raise argparse.ArgumentTypeError(f"{what} must be at most {high:,}, got {text!r}")
+    return value
+
+
+def count(what: str, low: int = 1, high: int = MAX_SAMPLES):
+    """A ``type=`` for a bounded count (samples, iterations, lengths...)."""
+    def parse(text: str) -> int:
+        return integer(text, what, low, high)
+
+    return parse
+
+
+def seed(text: str) -> int:
+    """``--seed``: a whole number from 0 to 2^128 - 1."""
+    return integer(text, "the seed", 0, MAX_SEED)
+
+
+def real(what: str, low: float | None = None, high: float | None = None,
+         low_open: bool = False, high_open: bool = False):
+    """A ``type=`` for a finite number in a range (``low_open``: excluded endpoint)."""
+    def parse(text: str) -> float:
+        from .core.safe import parse_rational
+
+        try:
+            value = float(parse_rational(text, what))
+        except PrivetError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") \
+                from None
+        except OverflowError:
+            value = float("inf")
+        ok_low = low is None or (value > low if low_open else value >= low)
+        ok_high = high is None or (value < high if high_open else value <= high)
+        if not (ok_low and ok_high and value == value and abs(value) != float("inf")):
+            lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
+            hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
+            rng = " and ".join(x for x in (lo, hi) if x)
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number {rng}, "
+                                             f"got {text!r}")
+        return value
+
+    return parse
+
+
+def probability(what: str):
+    """A ``type=`` for a level strictly between 0 and 1 (alpha, confidence)."""
+    return real(what, 0.0, 1.0, low_open=True, high_open=True)
+
+
+def epsilon(text: str) -> float:
+    """``--epsilon``/``--claimed``: ``0.5``, ``ln(3)``, ``2 ln 2`` ... (see
+    :func:`privet.core.safe.parse_epsilon`) as a float."""
+    from .core.safe import parse_epsilon
+
+    try:
+        return parse_epsilon(text).value
+    except PrivetError as err:
+        raise _flag_error(err) from None
+
+
+def epsilon_text(text: str) -> str:
+    """Like :func:`epsilon`, but keeps the text (engines that use e^ε exactly)."""
+    epsilon(text)
+    return text
+
+
+def epsilon_range(text: str, zero: bool = False) -> list[float]:
+    """``a:b:k``: k test epsilons evenly spaced from a to b (a < b unless k = 1); each end
+    positive, or also 0 with ``zero`` (see :func:`epsilon_grid`)."""
+    parts = str(text).split(":")
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(
+            f"give the epsilons as a:b:k (k values from a to b), got {text!r}")
+
+    def end(t: str) -> float:
+        return 0.0 if zero and t.strip() in ("0", "0.0", "0.") else epsilon(t)
+
+    lo, hi = end(parts[0]), end(parts[1])
+    k = integer(parts[2], "k of a:b:k", 1, MAX_CURVE_POINTS)
+    if k == 1:
+        return [lo]
+    if not lo < hi:
+        raise argparse.ArgumentTypeError(f"a:b:k needs a < b, got {text!r}; write "
+                                         f"{parts[1]}:{parts[0]}:{parts[2]}")
+    return [lo + (hi - lo) * i / (k - 1) for i in range(k)]
+
+
+def epsilon_grid(text: str) -> list[float]:
+    """``a:b:k`` like :func:`epsilon_range`, where a may be 0 (a privacy profile δ(ε))."""
+    return epsilon_range(text, zero=True)
+
+
+def output_file(flag: str):
+    """A ``type=`` for a report file: its directory must exist (see
+    :func:`privet.report.output.check_output_path`)."""
+    def parse(text: str) -> str:
+        from .report.output import check_output_path
+
+        try:
+            check_output_path(text, "the file")
+        except PrivetError as err:
+            raise _flag_error(err) from None
+        return text
+
+    return parse
+
+
+def memory_size(text: str) -> int:
+    """``--max-memory``: bytes from ``512M``, ``4G``, ``2.5GB`` or a plain number."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([kKmMgGtT]?)[bB]?\s*", str(text))
+    if not m:
+        raise argparse.ArgumentTypeError(f"give a size such as 512M or 4G, got {text!r}")
+    value = real("the size", 0, 1e15, low_open=True)(m.group(1))
+    scale = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[m.group(2).lower()]
+    return int(value * scale)
+
+
+def input_list(text: str) -> list[tuple]:
+    """``--inputs``: ``0,1,1;1,1,1`` or JSON ``[[0,1,1],[1,1,1]]`` -> a list of tuples."""
+    from .core.safe import load_json
+
+    body = str(text).strip()
+    if len(body) > 1_000_000:
+        raise argparse.ArgumentTypeError("the list of inputs is longer than 1,000,000 "
+                                         "characters; give fewer inputs")
+    try:
+        if body.startswith("["):
+            rows = load_json(body, "--inputs")
+            if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
+                raise InputError("--inputs must be a list of lists of numbers")
+        else:
+            rows = [r.replace(" ", ",").split(",") for r in body.split(";") if r.strip()]
+        out = [tuple(_number(v) for v in r if not (isinstance(v, str) and not v.strip()))
+               for r in rows]
+    except PrivetError as err:
+        raise _flag_error(err) from None
+    if not out:
+        raise argparse.ArgumentTypeError("the list of inputs is empty")
+    return out
+
+
+def _number(v: Any) -> int | float:
+    from .core.safe import parse_rational
+
+    if isinstance(v, bool):
+        raise InputError(f"{v!r} is not a number")
+    if isinstance(v, (int, float)):
+        return v
+    q = parse_rational(str(v), "an input value")
+    return int(q) if q.denominator == 1 else float(q)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one sentence on stderr (exit 2), not the usage
+    text: ``privet: error: argument -n: ... (see privet sample --help).``"""
+
+    def error(self, message: str):  # type: ignore[override]
+        message = message.strip().rstrip(".")
+        self.exit(2, f"privet: error: {message} (see '{self.prog} --help').\n")
 
 
 # -- implementations that do not use the noise API: --calling, --neighbors, --domain, --length
@@ -168,9 +366,11 @@ def _calling_of(f: Any, name: str) -> str:
     required = [p for p in positional if p.default is p.empty]
     if len(required) <= 1:
         return "blackbox"
-    raise PrivetError(f"cannot tell how to call {name!r}{inspect.signature(f)}; say it with "
-                      "--calling vectorized (m(a, n_samples)), --calling statdp "
-                      "(f(prng, queries, epsilon)) or --calling blackbox (f(a)).")
+    raise PrivetError(f"{name!r} takes {inspect.signature(f)}, none of the ways privet calls "
+                      f"a function: {name}(x) with one input (--calling blackbox), "
+                      f"{name}(a, n_samples) (--calling vectorized) or {name}(prng, queries, "
+                      "epsilon) (--calling statdp); write it in one of these forms, or as "
+                      "@privet.mechanism over the noise API.")
 
 
 def _check_calling(f: Any, name: str, calling: str) -> None:
@@ -195,10 +395,12 @@ def _check_calling(f: Any, name: str, calling: str) -> None:
 
 def load_target(target: str, *, epsilon: float | None = None, calling: str | None = None,
                 neighbors: str | None = None, domain: str | None = None,
-                length: str | None = None) -> Mechanism:
+                length: str | None = None, wrap_only: bool = False) -> Mechanism:
     """The mechanism a CLI target names, with the implementation flags applied: a library
     name or privet mechanism (the flags change its neighbor relation, domain and length),
-    or a plain function wrapped as ``--calling`` says (or its signature shows)."""
+    or a plain function wrapped as ``--calling`` says (or its signature shows).
+    ``epsilon`` is the claimed epsilon; with ``wrap_only`` it is only the claim of a
+    wrapped plain function (a mechanism keeps its own claim)."""
     from .core.mechanism import Domain, from_blackbox, from_statdp, from_vectorized
 
     spec: dict[str, Any] = {}
@@ -210,14 +412,14 @@ def load_target(target: str, *, epsilon: float | None = None, calling: str | Non
         if calling is not None:
             raise PrivetError(f"{target!r} is a library mechanism; --calling is for plain "
                               "functions (FILE.py:NAME or MODULE:NAME).")
-        mech = load_mechanism(target, epsilon)
+        mech = load_mechanism(target, None if wrap_only else epsilon)
     else:
         obj = load_object(target)
         name = target.rsplit(":", 1)[1]
         if isinstance(obj, Mechanism):
             if calling is not None:
                 raise PrivetError(f"{name!r} is already a privet mechanism; drop --calling.")
-            mech = obj if epsilon is None else obj.replace(epsilon=epsilon)
+            mech = obj if epsilon is None or wrap_only else obj.replace(epsilon=epsilon)
         elif callable(obj):
             how = calling or _calling_of(obj, name)
             _check_calling(obj, name, how)

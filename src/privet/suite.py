@@ -21,7 +21,7 @@ from typing import Any
 
 from .core.errors import PrivetError
 from .core.mechanism import Mechanism
-from .core.results import SuiteLine, SuiteResult, SuiteRow
+from .core.results import CertifiedProfile, ExactProfile, SuiteLine, SuiteResult, SuiteRow
 from .execution import get_executor
 from .execution.progress import progress_bar
 
@@ -31,7 +31,7 @@ def _row(mech: Mechanism, engine: str, verdict: str, figure: float | None, start
     return SuiteRow(mechanism=mech.name, engine=engine, claimed_epsilon=mech.epsilon,
                     true_epsilon=mech.true_epsilon, verdict=verdict, figure=figure,
                     seconds=round(time.perf_counter() - start, 3), details=details,
-                    result=result)
+                    result=result, claim=mech.describe_claim())
 
 
 def _representative_input(mech: Mechanism) -> list[float]:
@@ -74,6 +74,8 @@ def run_detect(mech: Mechanism, opt: Options) -> SuiteRow | None:
 
     start = time.perf_counter()
     sizes = dict(n_select=20_000, n_final=100_000) if opt.quick else {}
+    # an (ε, δ) test sizes its fresh sample by the claim (about e^ε/δ runs): the suite caps it
+    sizes["n_max"] = 2_000_000 if opt.quick else 20_000_000
     res = detect(mech, seed=opt.seed, executor=opt.executor, **sizes)
     verdict = "violation found" if res.counterexample is not None else "no violation found"
     return _row(mech, "detect", verdict, res.p_value, start, result=res, text=res.verdict,
@@ -107,13 +109,17 @@ def run_exact(mech: Mechanism, opt: Options) -> SuiteRow | None:
     if not _discrete_library(mech):
         return None
     from .exact import exact
-    from .exact.programs import for_mechanism
 
     start = time.perf_counter()
     length = len(_representative_input(mech))
-    # the BDD twin of a library mechanism when there is one (one compilation for all inputs)
-    backend = "bdd" if for_mechanism(mech, length) is not None else "enumerate"
-    res = exact(mech, length=length, backend=backend)
+    if mech.claim is not None and mech.claim.kind != "pure":   # check the whole claim
+        from .exact import profile
+
+        prof = profile(mech, length=length)
+        return _row(mech, "exact", f"{prof.check.split(':')[0]} (n={length})",
+                    prof.rho, start, result=prof, domain=prof.domain)
+    # Enumerate or the compiled BDD, whichever the cost estimate says is cheaper
+    res = exact(mech, length=length, backend="auto")
     verdict = (f"verified ≤ claimed (n={length})" if res.verified
                else f"exact ε > claimed (n={length})")
     return _row(mech, "exact", verdict, res.epsilon, start, result=res, domain=res.domain,
@@ -128,6 +134,12 @@ def run_search(mech: Mechanism, opt: Options) -> SuiteRow | None:
     from .search import search
 
     start = time.perf_counter()
+    if mech.claim is not None and mech.claim.kind != "pure":   # the certified profile
+        res = search(mech, seed=opt.seed, executor=opt.executor,
+                     n_max=2_000_000 if opt.quick else 20_000_000)
+        verdict = "certified violation" if res.violates else "no violation found"
+        return _row(mech, "search", f"{verdict} ({res.confidence:.0%})", res.delta_lower,
+                    start, result=res, witness=res.witness.event if res.witness else None)
     res = search(mech, iterations=2 if opt.quick else 5, seed=opt.seed, executor=opt.executor)
     bound = getattr(res, "bound", res)
     violates = bool(mech.epsilon is not None and bound.value > mech.epsilon)
@@ -250,7 +262,13 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
               if r.verdict.startswith("error:")]
     exact_eps = exact_domain = None
     ex = res.get("exact")
-    if ex is not None:
+    if isinstance(ex, ExactProfile):  # an (ε, δ) or zCDP claim, checked on the exact profile
+        exact_domain = ex.domain
+        if ex.verified:
+            verified.append(f"verified {ex.claim} ({_short_domain(ex.domain)})")
+        elif ex.verified is False:
+            violations.append((ex.check, None))
+    elif ex is not None:
         exact_eps, exact_domain = float(ex.epsilon), ex.domain
         if ex.verified:
             if not _was_interrupted(ex):  # an interrupted run is only a lower bound
@@ -261,7 +279,12 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
                                f"output {ex.witness[2]}" if len(ex.witness) == 3 else None))
     lower = conf = None
     bd = res.get("search")
-    if bd is not None:
+    if isinstance(bd, CertifiedProfile):
+        if bd.violates:
+            w = bd.witness
+            violations.append((f"violation certified: {bd.verdict}",
+                               f"D1={_short(w.d1)}, D2={_short(w.d2)}, {w.event}" if w else None))
+    elif bd is not None:
         lower, conf = float(bd.value), float(bd.confidence)
         if claimed is not None and bd.value > claimed:
             w = bd.witness
@@ -300,7 +323,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         verdict, witness = "error: " + "; ".join(errors), None
     else:
         verdict, witness = "no violation found", None
-    return SuiteLine(mechanism=mechanism, claimed_epsilon=claimed,
+    return SuiteLine(mechanism=mechanism, claimed_epsilon=claimed, claim=first.claim,
                      true_epsilon=first.true_epsilon, verdict=verdict, counterexample=witness,
                      lower_bound=lower, confidence=conf, exact_epsilon=exact_eps,
                      exact_domain=exact_domain,

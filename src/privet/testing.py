@@ -66,29 +66,44 @@ def _prepare(mechanism: Any, epsilon: float | None, method: str) -> tuple[Any, f
     mech = as_mechanism(mechanism) if isinstance(mechanism, Mechanism) else \
         as_mechanism(mechanism, epsilon=epsilon)
     eps = epsilon if epsilon is not None else mech.epsilon
-    if eps is None:
+    if eps is None and mech.claim is None:
         raise ValueError(f"{mech.name} claims no ε: pass epsilon=.")
-    return mech, float(eps)
+    return mech, None if eps is None else float(eps)   # None: a zCDP claim, tested whole
+
+
+def _what(res: Any) -> str:
+    """What was tested, for messages: ``0.5-DP`` or ``(ε, δ) = (1, 1e-05)``."""
+    return f"{res.claim}" if getattr(res, "test_delta", None) else f"{res.test_epsilon:g}-DP"
 
 
 def assert_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float = 0.05,
               seed: int | None = 0, method: str = "detect", **kwargs: Any):
     """Fail when ``mechanism`` is shown not to be ``epsilon``-DP; returns the result.
 
-    ``epsilon`` defaults to the mechanism's claimed ε. ``method="detect"`` (default): the
-    StatDP test at level ``alpha`` (false-failure rate at most ``alpha`` over seeds;
-    deterministic for a fixed ``seed``). ``method="exact"``: tight ε by exact inference
-    (discrete noise only), which must be at most ``epsilon``. Extra keyword arguments go to
+    ``epsilon`` defaults to the mechanism's claimed ε; an (ε, δ) or zCDP claim is tested as
+    such (``delta=`` sets the test δ). ``method="detect"`` (default): the StatDP test (the
+    approximate-DP test for δ > 0) at level ``alpha`` (false-failure rate at most ``alpha``
+    over seeds; deterministic for a fixed ``seed``). ``method="exact"``: tight ε by exact
+    inference (discrete noise only), which must be at most ``epsilon`` (an (ε, δ) or zCDP
+    claim: checked on the exact privacy profile). Extra keyword arguments go to
     ``privet.detect`` (``n_final``, ``inputs``, ``args``, ...) or ``privet.exact``.
     """
     mech, eps = _prepare(mechanism, epsilon, method)
+    claim = mech.claim
+    if method == "exact" and claim is not None and claim.kind != "pure" and epsilon is None:
+        from .exact import profile
+
+        res = profile(mech, **kwargs)      # an (ε, δ) or zCDP claim, checked exactly
+        if res.verified is False:
+            raise AssertionError(f"{res.mechanism}: {res.check}")
+        return res
     if method == "exact":
         return assert_exact_epsilon_at_most(mech, eps, **kwargs)
     from .detect import detect
 
     res = detect(mech, eps, alpha=alpha, seed=seed, **kwargs)
     if res.p_value < alpha:
-        raise AssertionError(f"{res.mechanism} is not {res.test_epsilon:g}-DP: "
+        raise AssertionError(f"{res.mechanism} is not {_what(res)}: "
                              f"{res.verdict} at level {alpha:g}"
                              f"{_describe(res.counterexample)}")
     return res
@@ -116,7 +131,7 @@ def assert_not_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float 
     res = detect(mech, eps, alpha=alpha, seed=seed, **kwargs)
     if not res.p_value < alpha:
         raise AssertionError(f"{res.mechanism}: expected a violation of "
-                             f"{res.test_epsilon:g}-DP, but no violation found "
+                             f"{_what(res)}, but no violation found "
                              f"(p = {res.p_value:.3g} ≥ α = {alpha:g}, seed {res.seed})")
     return res
 

@@ -15,6 +15,7 @@ from privet.core.errors import GridTooLargeError, InputError, NotEnumerableError
 from privet.core.neighbors import one_differs
 from privet.core.results import from_json, to_json
 from privet.exact import accuracy, delta_for, exact, programs, sets
+from privet.exact.compile import compile_mechanism
 
 LAM = Fraction(1, 5)
 
@@ -160,9 +161,13 @@ def test_discrete_noisy_max_bdd():
     _check_dnm(exact(programs.discrete_noisy_max(5, 2, Fraction(1, 2)), fractions=True))
 
 
-def test_library_discrete_noisy_max_bdd_twin():
+def test_library_discrete_noisy_max_compiles_and_auto_picks_the_bdd():
     mech = privet.mechanisms.get("faier.discrete_noisy_max")
     _check_dnm(exact(mech, length=5, backend="bdd", fractions=True))
+    auto = exact(mech, length=5, fractions=True)
+    _check_dnm(auto)
+    assert auto.backend == "bdd"
+    assert auto.details["backend_choice"].startswith("bdd (")
 
 
 @pytest.mark.slow
@@ -176,7 +181,7 @@ def test_geometric_above_threshold_backends_agree():
     a = exact(mech, length=3, fractions=True)
     b = exact(mech, length=3, backend="bdd", fractions=True)
     assert a.e_epsilon == b.e_epsilon
-    c = programs.for_mechanism(mech, 3).compile(exact=True)
+    c = compile_mechanism(mech, exact=True, length=3)
     for x in ([0, 1, 2], [2, 2, 0]):
         got = c.distribution(x).as_dict()
         ref = mech.distribution(np.array(x), exact=True).as_dict()
@@ -211,7 +216,10 @@ def test_continuous_noise_is_named():
 
 def test_grid_over_cap_suggests_bdd():
     with pytest.raises(GridTooLargeError, match="BDD"):
-        exact(rr_mech(12), cap=1000)
+        exact(rr_mech(12), cap=1000, backend="enumerate")
+    # auto never picks an enumeration above the cap: the compiled BDD answers instead
+    b = exact(rr_mech(8), cap=100, fractions=True)
+    assert b.backend == "bdd" and b.e_epsilon == 4
 
 
 def test_restricted_set_must_cover_asked_inputs():

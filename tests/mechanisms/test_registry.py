@@ -24,6 +24,8 @@ EXPECTED = {
                 "svt", "above_t1", "above_t2"],
     "wmc": ["randomized_response", "rr_count", "geometric_above_threshold"],
     "faier": ["truncated_geometric", "discrete_noisy_max", "discrete_above_threshold"],
+    "gaussian": ["classic", "classic_eps2", "classic_eps10", "analytic", "discrete", "zcdp",
+                 "noisy_max", "svt", "dpsgd", "dpsgd_noclip", "mean_sens", "wrong_neighbors"],
 }
 NAMES = [f"{p}.{m}" for p, ms in EXPECTED.items() for m in ms]
 
@@ -54,7 +56,8 @@ def test_get_accepts_unique_bare_names_and_rejects_unknown_ones():
 def test_spec_is_sane_and_matches_a_sample(name):
     m = lib.get(name)
     assert m.name == name and m.kind == "native"
-    assert 0 < m.epsilon < math.inf
+    assert m.claim is not None   # every library mechanism states what it promises
+    assert m.epsilon is None and m.rho > 0 or 0 < m.epsilon < math.inf
     assert m.source and m.description
     assert isinstance(m.neighbors, Neighbors)
     assert set(m.arg_ranges) <= set(m.args) and set(m.noise_args) <= set(m.args)

@@ -123,3 +123,48 @@ def test_report_renders_the_table_and_cli_parses(hist_result):
     ns = parser.parse_args(["synth", "kolahal.histogram", "--epsilon", "0.5", "--top", "3"])
     assert ns.target == "kolahal.histogram" and ns.epsilon == 0.5 and ns.top == 3
     assert callable(ns.run)
+
+
+def test_a_completion_is_ranked_only_after_detects_full_test(monkeypatch):
+    """Issue 12 (AboveT2): a completion that passes the reduced verification but that
+    privet.detect rejects at its own sample sizes is never ranked.
+
+    Scale 0.8/ε on the histogram is (1.25 ε)-DP. The reduced verification is replaced by one
+    that lets every candidate pass (as the quick tester let AboveT2's (2/ε, 3/ε, ⊥) pass);
+    detect at 100,000 + 500,000 samples per input then resolves the 25% excess: the tail
+    event x > t has a likelihood ratio of exactly e^1.25ε for every t beyond both inputs."""
+    import privet.synth as synth_pkg
+    from privet.synth.findexpr import Verification
+
+    inv = Factor("inv_epsilon", "1/ε", lambda n, a: 1.0 / a["epsilon"])
+    near_miss = Grammar(coefficients=(0.8, 0.5), factors=((inv, (1,)),), bottom=False)
+    monkeypatch.setattr(synth_pkg, "verify",
+                        lambda *a, **k: Verification(True, "detect", 0.9, detail="quick"))
+    r = synth(hist, grammar=near_miss, tester="auto", n_select=2_000, n_final=4_000,
+              m_region=3_000, m_rank=3_000, verify_n=(2_000, 4_000), seed=1)
+    assert r.status == "no completion found"
+    assert r.completions and all(not c.passed and c.rank is None for c in r.completions)
+    for c in r.completions:
+        assert c.details["verify_detail"].startswith(
+            "final check: privet.detect (100,000 + 500,000 samples per input)")
+        assert "violation found" in c.verdict
+
+
+def test_region_traces_the_whole_boundary_of_coupled_holes():
+    """(q1 + η1, q1 + q2 + η2): on D1 = (1, 1), D2 = (2, 1) and the event
+    {ω1 > 3, ω2 > 4} (beyond both inputs' values) the loss is exactly e^(1/c1 + 1/c2), so
+    the boundary at ε = 1 is the curve 1/c1 + 1/c2 = 1. Every traced point lies near it
+    (importance-sampled losses at 20,000 samples: a few % of error, so within 0.15 in
+    1/c1 + 1/c2), and the points spread along it (c1 from below 1.6 to above 4)."""
+    from privet.mechanisms.textbook_sketches import coupled_pair
+    from privet.synth.region import LossModel, spread, trace_boundary
+
+    ev = privet.events.And((privet.events.Interval(3.0, math.inf, "coord", 0),
+                            privet.events.Interval(4.0, math.inf, "coord", 1)))
+    ex = Example(0, (2.0, 1.0), (1.0, 1.0), ev, 0.5, 1.0, (1.0, 1.0))
+    model = LossModel(coupled_pair, coupled_pair.gamma(), [ex], (True, True), 20_000, 3)
+    pts = trace_boundary(model, (True, True), math.e, 0.1, 16.0, 24, 0)
+    assert len(pts) >= 12
+    assert np.all(np.abs(1 / pts[:, 0] + 1 / pts[:, 1] - 1) < 0.15)
+    chosen = spread(pts, 8)
+    assert len(chosen) == 8 and chosen[:, 0].min() < 1.6 and chosen[:, 0].max() > 4

@@ -15,7 +15,9 @@ the engines. The pieces:
 * :mod:`~privet.attacks.inputs` -- candidate input pairs and local moves;
 * :mod:`~privet.attacks.witness` -- the three-way split search for the best (pair, event);
 * :mod:`~privet.attacks.sampling` -- paired or independent samples and the streamed,
-  certified fresh sample.
+  certified fresh sample;
+* :mod:`~privet.attacks.tails` -- threshold events over a learnt scalar statistic, for
+  approximate-DP audits (families of tail events counted at once).
 """
 
 from __future__ import annotations

@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 
 from . import ops
+from .claims import Claim
 from .errors import (
     InputError,
     MechanismError,
     NoiseError,
-    ParameterError,
     PrivetError,
     UnsupportedError,
     check_epsilon,
@@ -119,11 +119,15 @@ class Domain:
             )
         if isinstance(self.length, int) and n != self.length:
             raise InputError(f"the domain has length {self.length}, not {n}.")
+        from .safe import power_count, power_text
+
+        if not isinstance(n, (int, np.integer)) or n < 1:
+            raise InputError(f"the input length must be a positive whole number, got {n!r}.")
+        size = int(self.high) - int(self.low) + 1
+        if power_count(size, n) > cap:
+            raise InputError(f"the domain has {power_text(size, n)} inputs of length {n}, "
+                             f"above the cap of {cap:,}.")
         values = np.arange(int(self.low), int(self.high) + 1)
-        count = len(values) ** int(n)
-        if count > cap:
-            raise InputError(f"the domain has {count:,} inputs of length {n}, above the cap "
-                             f"of {cap:,}.")
         grids = np.meshgrid(*([values] * int(n)), indexing="ij")
         return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
 
@@ -184,6 +188,8 @@ class Output:
         return Output("categorical", length, True, tuple(categories), tuple(sentinels), variable)
 
 
+CLAIM_ARGS = ("epsilon", "delta", "rho")  # claim parameters a mechanism may take as keywords
+
 SUPPORTS = {
     "native": frozenset({"sample", "replay", "enumerate", "ops"}),
     "statdp": frozenset({"sample"}),
@@ -218,12 +224,15 @@ class Mechanism:
     source: str = ""
     description: str = ""
     passes_epsilon: bool = True
+    rho: float | None = None
+    true_delta: float | None = None
+    passes_delta: bool = False
+    passes_rho: bool = False
 
     def __post_init__(self):
+        Claim.make(self.epsilon, self.delta, self.rho)  # one sentence on a wrong combination
         if self.epsilon is not None:
             check_epsilon(self.epsilon, "the claimed epsilon")
-        if not 0 <= float(self.delta) < 1:
-            raise ParameterError(f"delta must lie in [0, 1), got {self.delta}.")
         if not isinstance(self.neighbors, Neighbors):
             raise PrivetError(
                 f"neighbors must be a privet neighbor relation (privet.neighbors.*), got "
@@ -233,6 +242,16 @@ class Mechanism:
             raise PrivetError(f"unknown mechanism kind {self.kind!r}.")
 
     # -- spec helpers ----------------------------------------------------------------------
+    @property
+    def claim(self) -> Claim | None:
+        """The privacy claim: pure ε, (ε, δ) or ρ-zCDP (None when the mechanism claims none)."""
+        return Claim.make(self.epsilon, self.delta, self.rho)
+
+    def describe_claim(self) -> str | None:
+        """How reports show the claim (``ε = 0.5``, ``(ε, δ) = (1, 1e-05)``, ``ρ = 0.1 (zCDP)``)."""
+        c = self.claim
+        return None if c is None else c.describe()
+
     def supports(self, capability: str) -> bool:
         return capability in SUPPORTS[self.kind]
 
@@ -245,7 +264,14 @@ class Mechanism:
             )
 
     def replace(self, **changes) -> Mechanism:
-        """A copy with spec fields changed (for example ``epsilon=0.5``)."""
+        """A copy with spec fields changed (for example ``epsilon=0.5``). A new claim
+        replaces the old one: ``epsilon=`` on a zCDP mechanism drops its ρ, ``rho=`` drops
+        its ε and δ."""
+        if changes.get("epsilon") is not None and "rho" not in changes:
+            changes["rho"] = None
+        if changes.get("rho") is not None:
+            changes.setdefault("epsilon", None)
+            changes.setdefault("delta", 0.0)
         return dataclasses.replace(self, **changes)
 
     def resolve_args(self, args: Mapping[str, Any] | None = None,
@@ -253,7 +279,7 @@ class Mechanism:
         """Defaults, then ``args``; the mechanism's epsilon is passed as ``epsilon``."""
         merged = dict(self.args)
         if args:
-            unknown = set(args) - set(self.args) - {"epsilon"}
+            unknown = set(args) - set(self.args) - set(CLAIM_ARGS)
             if unknown and not self._accepts_kwargs():
                 raise InputError(
                     f"mechanism {self.name!r} has no argument(s) {', '.join(sorted(unknown))}; "
@@ -263,6 +289,11 @@ class Mechanism:
         eps = epsilon if epsilon is not None else merged.get("epsilon", self.epsilon)
         if self.passes_epsilon and eps is not None:
             merged["epsilon"] = check_epsilon(eps)
+        given = args or {}
+        if self.passes_delta and "delta" not in given:   # the claim's δ, unless args set it
+            merged["delta"] = float(self.delta)
+        if self.passes_rho and self.rho is not None and "rho" not in given:
+            merged["rho"] = float(self.rho)
         return merged
 
     def _accepts_kwargs(self) -> bool:
@@ -274,11 +305,13 @@ class Mechanism:
 
     def to_dict(self) -> dict:
         return {
-            "name": self.name, "epsilon": self.epsilon, "delta": self.delta,
+            "name": self.name, "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho,
+            "claim": self.describe_claim(),
             "neighbors": self.neighbors.to_dict(), "domain": self.domain.to_dict(),
             "args": {k: _plain(v) for k, v in self.args.items()},
             "output": self.output.to_dict(), "kind": self.kind,
-            "true_epsilon": self.true_epsilon, "source": self.source,
+            "true_epsilon": self.true_epsilon, "true_delta": self.true_delta,
+            "source": self.source,
         }
 
     # -- execution -------------------------------------------------------------------------
@@ -293,7 +326,7 @@ class Mechanism:
         try:
             with ops.semantics(getattr(noise, "semantics", "hard")):
                 out = self.fn(noise, data, **kwargs)
-        except PrivetError:
+        except (PrivetError, MemoryError):  # out of memory is the run's size, not a bug
             raise
         except Exception as err:  # a user mechanism failing is bad input, not a crash
             raise MechanismError(
@@ -406,13 +439,17 @@ def mechanism(
     name: str | None = None,
     true_epsilon: float | None = None,
     source: str = "",
+    rho: float | None = None,
+    true_delta: float | None = None,
 ) -> Any:
     """Decorate ``fn(noise, x, **args)`` as a privet :class:`Mechanism`.
 
     Non-private arguments take their defaults from ``args`` or, failing that, from the
-    keyword defaults of ``fn``. ``epsilon`` is the claimed privacy level and is passed to
-    ``fn`` as its ``epsilon`` keyword when ``fn`` takes one.
+    keyword defaults of ``fn``. The claim is ``epsilon=`` (pure ε-DP), ``epsilon=, delta=``
+    ((ε, δ)-DP) or ``rho=`` (ρ-zCDP, see :class:`privet.core.claims.Claim`); each is passed
+    to ``fn`` as the keyword of the same name when ``fn`` takes one.
     """
+    Claim.make(epsilon, delta, rho)  # a wrong claim fails at the decorator, in one sentence
 
     def wrap(f: Callable) -> Mechanism:
         if not callable(f):
@@ -431,7 +468,7 @@ def mechanism(
         if args:
             defaults.update(args)
         missing = [p.name for p in params[2:]
-                   if p.default is inspect.Parameter.empty and p.name != "epsilon"
+                   if p.default is inspect.Parameter.empty and p.name not in CLAIM_ARGS
                    and p.name not in defaults
                    and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         if missing:
@@ -440,10 +477,20 @@ def mechanism(
                 f"give it one (def {f.__name__}(noise, x, *, {missing[0]}=...)) or pass "
                 f"args={{{missing[0]!r}: ...}} to @privet.mechanism."
             )
+        eps_param = sig.parameters.get("epsilon")
+        if rho is not None and eps_param is not None and \
+                eps_param.default is inspect.Parameter.empty:
+            raise PrivetError(
+                f"mechanism {f.__name__!r} declares a zCDP claim (rho={rho:g}) but its code "
+                "needs an epsilon, which a zCDP claim does not give: calibrate it from rho "
+                f"(def {f.__name__}(noise, x, *, rho)) or declare epsilon=, delta= instead."
+            )
         takes_eps = "epsilon" in sig.parameters or any(
             p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
         mech = Mechanism(
-            fn=f, name=name or f.__name__, epsilon=epsilon, delta=delta,
+            fn=f, name=name or f.__name__, epsilon=epsilon, delta=delta, rho=rho,
+            true_delta=true_delta,
+            passes_delta="delta" in sig.parameters, passes_rho="rho" in sig.parameters,
             neighbors=neighbors or all_differ(), domain=domain or Domain(), args=defaults,
             arg_ranges=dict(arg_ranges or {}), noise_args=tuple(noise_args),
             output=output or Output(), true_epsilon=true_epsilon, source=source,
@@ -591,7 +638,8 @@ def from_blackbox(f: Callable, epsilon: float | None = None, name: str | None = 
                   **spec) -> Mechanism:
     """Wrap any callable ``f(x) -> output`` (for example a DP library's function).
 
-    Randomness is ``f``'s own; if ``f`` takes ``rng=``, privet passes its generator.
+    Randomness is ``f``'s own; if ``f`` takes ``rng=``, privet passes its generator. The
+    claim is ``epsilon=``, ``epsilon=, delta=`` or ``rho=`` as for :func:`mechanism`.
     """
     nm = name or getattr(f, "__name__", "blackbox_mechanism")
     _check_blackbox_signature(f, nm, spec.get("args") or {})

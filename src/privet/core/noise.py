@@ -72,7 +72,10 @@ class Dist:
     ``uniform(low, high)``. Discrete families: ``geometric(alpha, low, high)`` (two-sided,
     P(k) = (1-alpha)/(1+alpha) * alpha^|k|; with bounds, the tails are censored onto the
     bounds, which is the truncated geometric mechanism of FAIER Sec. 4.1),
-    ``bernoulli(p)``, ``discrete(values, probs)`` (values may be vectors: the event shape).
+    ``bernoulli(p)``, ``discrete(values, probs)`` (values may be vectors: the event shape),
+    ``discrete_gaussian(sigma2)`` (N_Z(0, sigma2), P(k) proportional to exp(-k^2/(2 sigma2)),
+    sampled exactly; enumerated on the integers where its tails still carry more than
+    ``DGAUSS_TAIL``, so exact inference over it is exact up to that mass).
     """
 
     kind: str
@@ -96,7 +99,7 @@ class Dist:
 
     @property
     def is_finite(self) -> bool:
-        if self.kind in ("bernoulli", "discrete", "permutation"):
+        if self.kind in ("bernoulli", "discrete", "permutation", "discrete_gaussian"):
             return True
         if self.kind == "geometric":
             return self.params.get("low") is not None and self.params.get("high") is not None
@@ -104,7 +107,8 @@ class Dist:
 
     @property
     def is_discrete(self) -> bool:
-        return self.kind in ("bernoulli", "discrete", "geometric", "permutation")
+        return self.kind in ("bernoulli", "discrete", "geometric", "permutation",
+                             "discrete_gaussian")
 
     # -- sampling ----------------------------------------------------------------------
     def sample(self, rng: np.random.Generator, shape: Shape) -> np.ndarray:
@@ -137,6 +141,8 @@ class Dist:
             return out
         if k == "permutation":
             return np.argsort(rng.random((*shape, int(p["m"]))), axis=-1)
+        if k == "discrete_gaussian":
+            return sample_discrete_gaussian(rng, p["sigma2"], shape)
         if k == "discrete":
             values = np.asarray(p["values"])
             probs = np.asarray([float(q) for q in p["probs"]])
@@ -165,6 +171,12 @@ class Dist:
             )
         p = self.params
         num = as_fraction if exact else float
+        if self.kind == "discrete_gaussian":
+            if exact:
+                raise NotEnumerableError(
+                    f"noise {self.describe()} has irrational probabilities, so it cannot be "
+                    "enumerated with Fractions; enumerate it with floats (fractions=False).")
+            return discrete_gaussian_support(p["sigma2"])
         if self.kind == "bernoulli":
             q = num(p["p"])
             return np.array([0, 1], dtype=np.int64), [1 - q, q]
@@ -215,6 +227,110 @@ class Dist:
         table = dict(zip(np.asarray(values).tolist(), probs))
         flat = np.vectorize(lambda v: math.log(table[v]) if table.get(v, 0) > 0 else -np.inf)
         return flat(x)
+
+
+DGAUSS_TAIL = 2.0 ** -120  # mass of N_Z(0, s2) left out of its enumerated support
+
+
+def discrete_gaussian_support(sigma2: Any) -> tuple[np.ndarray, list]:
+    """Support and float probabilities of N_Z(0, sigma2) on [-T, T], where the two tails
+    beyond T together carry less than ``DGAUSS_TAIL`` (Gaussian tail bound on the sum); the
+    probabilities are normalized by the sum over the whole integers (to double precision)."""
+    s2 = float(sigma2)
+    top = int(math.ceil(math.sqrt(2 * s2 * math.log(2 / DGAUSS_TAIL)))) + 1
+    far = top + int(math.ceil(math.sqrt(2 * s2 * 745))) + 2   # beyond: exp underflows
+    k = np.arange(-far, far + 1)
+    w = np.exp(-(k.astype(float) ** 2) / (2 * s2))
+    total = math.fsum(w.tolist())
+    keep = np.abs(k) <= top
+    return k[keep].astype(np.int64), (w[keep] / total).tolist()
+
+
+def _bern_exp(rng: np.random.Generator, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Bernoulli(exp(-num/den)) for arrays of non-negative integers (CKS20 Algorithm 1).
+
+    Exact: every coin is a uniform integer compared with an integer. exp(-gamma) for
+    gamma > 1 is the product of floor(gamma) Bernoulli(exp(-1)) coins and one
+    Bernoulli(exp(-(gamma - floor(gamma)))) coin."""
+    num = np.asarray(num, dtype=np.int64)
+    den = np.asarray(den, dtype=np.int64)
+    out = np.ones(num.shape, dtype=bool)
+    whole = num // den
+    # floor(gamma) coins of exp(-1): all must succeed
+    j = 0
+    while True:
+        live = out & (whole > j)
+        if not live.any():
+            break
+        out[live] = _bern_exp_small(rng, np.ones(int(live.sum()), np.int64),
+                                    np.ones(int(live.sum()), np.int64))
+        j += 1
+    live = out
+    if live.any():
+        out[live] = _bern_exp_small(rng, (num - whole * den)[live], den[live])
+    return out
+
+
+def _bern_exp_small(rng: np.random.Generator, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Bernoulli(exp(-gamma)) for gamma = num/den in [0, 1]: draw A_k ~ Bernoulli(gamma/k)
+    for k = 1, 2, ... until one is 0; the answer is 1 when that k is odd (CKS20 Alg. 1)."""
+    k = np.ones(num.shape, dtype=np.int64)
+    active = np.ones(num.shape, dtype=bool)
+    while active.any():
+        idx = np.flatnonzero(active)
+        a = rng.integers(0, den[idx] * k[idx]) < num[idx]   # Bernoulli(gamma / k)
+        k[idx[a]] += 1
+        active[idx[~a]] = False
+    return (k % 2) == 1
+
+
+def _discrete_laplace(rng: np.random.Generator, t: int, n: int) -> np.ndarray:
+    """n draws of the discrete Laplace with scale t (P(x) proportional to exp(-|x|/t); CKS20
+    Algorithm 2 with s = 1), exact."""
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    while todo.size:
+        m = todo.size
+        u = rng.integers(0, t, size=m)
+        ok = _bern_exp(rng, u, np.full(m, t, np.int64))
+        v = np.zeros(m, dtype=np.int64)
+        going = ok.copy()
+        while going.any():                       # V ~ geometric: count exp(-1) successes
+            idx = np.flatnonzero(going)
+            c = _bern_exp_small(rng, np.ones(idx.size, np.int64), np.ones(idx.size, np.int64))
+            v[idx[c]] += 1
+            going[idx[~c]] = False
+        x = u + t * v
+        b = rng.integers(0, 2, size=m)
+        ok &= ~((b == 1) & (x == 0))
+        out[todo[ok]] = ((1 - 2 * b) * x)[ok]
+        todo = todo[~ok]
+    return out
+
+
+def sample_discrete_gaussian(rng: np.random.Generator, sigma2: Any, shape: Shape) -> np.ndarray:
+    """Exact N_Z(0, sigma2) draws (CKS20 Algorithm 3): discrete Laplace proposals with
+    t = floor(sigma) + 1, accepted with probability exp(-(|Y| - sigma2/t)^2 / (2 sigma2)),
+    all in integer arithmetic (sigma2 = p/q)."""
+    s2 = as_fraction(sigma2)
+    p, q = s2.numerator, s2.denominator
+    t = math.isqrt(p // q) + 1                       # floor(sigma) + 1
+    while (t - 1) ** 2 * q > p:                      # isqrt of the floor may overshoot
+        t -= 1
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    den = 2 * p * q * t * t
+    if den > 2**40:
+        raise NoiseError(f"discrete_gaussian needs sigma2 as a small fraction, got {sigma2}; "
+                         "round it (for example to 6 decimals).")
+    while todo.size:
+        y = _discrete_laplace(rng, t, todo.size)
+        num = (np.abs(y) * q * t - p) ** 2             # gamma = num / (2 p q t^2)
+        ok = _bern_exp(rng, num, np.full(todo.size, den, np.int64))
+        out[todo[ok]] = y[ok]
+        todo = todo[~ok]
+    return out.reshape(shape)
 
 
 # -- declared float samplers ----------------------------------------------------------------
@@ -393,6 +509,18 @@ class Noise:
         ):
             raise NoiseError("discrete noise probabilities must be non-negative and sum to 1.")
         return self._draw(Dist("discrete", {"values": vals, "probs": tuple(probs)}),
+                          _shape(shape))
+
+    def discrete_gaussian(self, sigma2, shape: int | Sequence[int] = ()) -> np.ndarray:
+        """N_Z(0, sigma2) draws: integers k with P(k) proportional to exp(-k^2 / (2 sigma2)).
+
+        ``sigma2`` (the variance parameter sigma^2) is read as an exact rational (2.5 is 5/2)
+        and sampled exactly by Algorithms 1-3 of Canonne, Kamath, Steinke (NeurIPS 2020): no
+        floating-point number enters the sampler, so no output is more or less likely than
+        the definition says.
+        """
+        _positive("sigma2", sigma2)
+        return self._draw(Dist("discrete_gaussian", {"sigma2": as_fraction(sigma2)}),
                           _shape(shape))
 
     def permutation(self, m: int) -> np.ndarray:

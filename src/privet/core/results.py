@@ -69,30 +69,129 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def from_jsonable(data: Any) -> Any:
-    """Inverse of :func:`to_jsonable` for registered result types."""
+    """Inverse of :func:`to_jsonable` for registered result types.
+
+    Data read from a file is untrusted: an unknown ``__type__``, a field of the wrong type
+    (checked against the dataclass annotation), a missing required field, a malformed
+    ``__fraction__``/``__float__`` or a number beyond the range of a double raises
+    :class:`~privet.core.errors.InputError` with one sentence.
+    """
     if isinstance(data, dict):
         if "__fraction__" in data:
-            return Fraction(data["__fraction__"])
+            return _fraction(data["__fraction__"])
         if "__float__" in data:
-            return float(data["__float__"])
+            return _special_float(data["__float__"])
         if "__type__" in data:
-            cls = _TYPES[data["__type__"]]
-            kwargs = {}
-            for f in dataclasses.fields(cls):
-                if f.name in data:
-                    value = from_jsonable(data[f.name])
-                    if isinstance(value, list) and "tuple" in str(f.type):
-                        value = _tuplify(value)
-                    kwargs[f.name] = value
-            return cls(**kwargs)
+            return _result(data)
         return {k: from_jsonable(v) for k, v in data.items()}
     if isinstance(data, list):
         return [from_jsonable(x) for x in data]
     return data
 
 
+def _result(data: dict) -> Any:
+    from .errors import InputError
+
+    name = data["__type__"]
+    if not isinstance(name, str) or name not in _TYPES:
+        raise InputError(f"unknown result type {str(name)[:40]!r}; privet saves "
+                         f"{', '.join(sorted(_TYPES))}.")
+    cls = _TYPES[name]
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            value = from_jsonable(data[f.name])
+            if isinstance(value, list) and "tuple" in str(f.type):
+                value = _tuplify(value)
+            _check_field(name, f, value)
+            kwargs[f.name] = value
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise InputError(f"the saved {name} lacks its {f.name!r} field.")
+    return cls(**kwargs)
+
+
+_CHECKED = {"Any", "None", "bool", "str", "dict", "tuple", "int", "float"}
+
+
+def _check_field(cls_name: str, f: dataclasses.Field, value: Any) -> None:
+    """``value`` matches the annotation of ``f`` (its top level: numbers, text, tuples...)."""
+    from numbers import Real
+
+    from .errors import InputError
+
+    kinds = [k.strip() for k in str(f.type).split("|")]
+    if any(k not in _CHECKED and k not in _TYPES for k in kinds):
+        return  # an annotation this check does not know: leave it to the renderers
+    for k in kinds:
+        if k == "Any" or (k == "None" and value is None) or (
+                k == "bool" and isinstance(value, bool)) or (
+                k == "str" and isinstance(value, str)) or (
+                k == "dict" and isinstance(value, dict)) or (
+                k == "tuple" and isinstance(value, tuple)) or (
+                k == "int" and isinstance(value, int) and not isinstance(value, bool)) or (
+                k == "float" and isinstance(value, Real) and not isinstance(value, bool)) or (
+                k in _TYPES and isinstance(value, _TYPES[k])):
+            return
+    shown = type(value).__name__ if not isinstance(value, (str, int, float)) else repr(value)
+    raise InputError(f"the saved {cls_name}'s field {f.name!r} must be {' or '.join(kinds)}, "
+                     f"not {shown[:40]}.")
+
+
+def _fraction(text: Any) -> Fraction:
+    """``"p/q"`` as written by :func:`to_jsonable`, within the range of a double."""
+    import re
+
+    from .errors import InputError
+
+    m = re.fullmatch(r"(-?\d{1,4300})/(\d{1,4300})", text) if isinstance(text, str) else None
+    if not m or int(m.group(2)) == 0:
+        raise InputError(f"malformed fraction {str(text)[:40]!r}; privet writes them as "
+                         "'p/q' with q > 0.")
+    q = Fraction(int(m.group(1)), int(m.group(2)))
+    if abs(q.numerator).bit_length() - q.denominator.bit_length() > 1024:
+        raise InputError(f"the fraction {str(text)[:40]!r}... is beyond the range of a double.")
+    return q
+
+
+def _special_float(text: Any) -> float:
+    from .errors import InputError
+
+    if text not in ("nan", "inf", "-inf"):
+        raise InputError(f"malformed number {str(text)[:40]!r}; privet writes 'nan', 'inf' "
+                         "or '-inf' here.")
+    return float(text)
+
+
 def _tuplify(v: Any) -> Any:
     return tuple(_tuplify(x) for x in v) if isinstance(v, list) else v
+
+
+def is_result(obj: Any) -> bool:
+    """True for an instance of a registered result type (see :func:`result_type`)."""
+    return _TYPES.get(type(obj).__name__) is type(obj)
+
+
+def interrupted(result: Any) -> bool:
+    """True when Ctrl-C cut ``result`` short: the one convention every result type follows
+    (``details["interrupted"]``, or the ``interrupted`` field of a SuiteResult); a list is
+    interrupted when any item is. Renderers (terminal, HTML, JSON) and exit codes read it."""
+    if isinstance(result, (list, tuple)) and not dataclasses.is_dataclass(result):
+        return any(interrupted(r) for r in result)
+    if isinstance(result, dict):  # the JSON of privet sample
+        return result.get("interrupted") is True
+    if getattr(result, "interrupted", False) is True:
+        return True
+    details = getattr(result, "details", None)
+    return isinstance(details, dict) and details.get("interrupted") is True
+
+
+def mark_interrupted(result: Any) -> Any:
+    """A copy of ``result`` marked as cut short by Ctrl-C (see :func:`interrupted`)."""
+    if interrupted(result):
+        return result
+    if any(f.name == "interrupted" for f in dataclasses.fields(result)):
+        return dataclasses.replace(result, interrupted=True)
+    return dataclasses.replace(result, details={**result.details, "interrupted": True})
 
 
 def to_json(result: Any, indent: int | None = 2) -> str:
@@ -156,6 +255,7 @@ class PValueCurve:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
 
 @result_type
@@ -177,6 +277,7 @@ class Bound:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
     @property
     def violates(self) -> bool:
@@ -203,6 +304,7 @@ class ExactBound:
     backend: str = "enumerate"
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    claim: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -240,6 +342,7 @@ class SuiteRow:
     seconds: float | None = None
     details: dict = field(default_factory=dict)
     result: Any = None
+    claim: str | None = None
 
 
 @result_type
@@ -262,6 +365,7 @@ class SuiteLine:
     exact_domain: str | None = None
     seconds: float = 0.0
     engines: tuple = ()
+    claim: str | None = None
 
 
 @result_type
@@ -277,6 +381,70 @@ class SuiteResult:
     interrupted: bool = False
     seconds: float = 0.0
     seed: int | None = None
+
+
+# === approximate-DP results ===
+@result_type
+@dataclass(frozen=True)
+class CertifiedProfile:
+    """``privet.search`` on an (ε, δ) or zCDP claim: certified lower bounds on the privacy
+    profile, all from one fresh sample over a family of events (simultaneous, confidence
+    ``confidence``).
+
+    ``delta_lower`` certifies "δ(``epsilon``) ≥ delta_lower", ``epsilon_lower`` certifies
+    "ε(``delta``) ≥ epsilon_lower"; ``curve_delta``/``curve_epsilon`` is the certified lower
+    curve ε_L(δ), ``claimed_curve`` the claim's ε(δ) at the same δ (inf where the claim
+    promises nothing), ``known_curve`` the mechanism's true ε(δ) when the library knows it.
+    ``violates`` is True when the certified curve rises above the claim's anywhere.
+    """
+
+    mechanism: str
+    claim: str | None
+    confidence: float
+    epsilon: float | None
+    delta_lower: float | None
+    delta: float | None
+    epsilon_lower: float | None
+    curve_delta: tuple = ()
+    curve_epsilon: tuple = ()
+    claimed_curve: tuple = ()
+    known_curve: tuple | None = None
+    verdict: str = ""
+    witness: Counterexample | None = None
+    method: str = ""
+    seed: int | None = None
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def violates(self) -> bool:
+        return any(c > k + 1e-12 for c, k in zip(self.curve_epsilon, self.claimed_curve)) or \
+            bool(self.details.get("delta_violation"))
+
+
+@result_type
+@dataclass(frozen=True)
+class ExactProfile:
+    """``privet.exact`` privacy profile: the tight δ(ε) of a discrete mechanism at every ε of
+    ``epsilons`` over the checked domain, its tight Rényi divergences (``renyi``: order ->
+    max over pairs of D_α, inf when supports differ) and zCDP ρ = sup_α D_α/α (None when
+    infinite), and the exact check of the claim (``verified`` True/False, None when the
+    claim is not checked)."""
+
+    mechanism: str
+    epsilons: tuple
+    deltas: tuple
+    witnesses: tuple
+    domain: str
+    renyi: dict = field(default_factory=dict)
+    rho: float | None = None
+    claim: str | None = None
+    verified: bool | None = None
+    check: str = ""
+    backend: str = "enumerate"
+    seconds: float | None = None
+    details: dict = field(default_factory=dict)
+# === end approximate-DP results ===
 
 
 # === detect results ===
@@ -306,6 +474,8 @@ class DetectResult:
     seconds: float | None = None
     alpha: float = 0.05
     details: dict = field(default_factory=dict)
+    claim: str | None = None
+    test_delta: float | None = None
 
     @property
     def violation(self) -> bool:

@@ -28,9 +28,16 @@ from .._engine import make_callable
 from ..core import events as _events
 from ..core.errors import check_epsilon
 from ..core.mechanism import as_mechanism
-from ..core.results import Counterexample, DetectResult, PValueCurve
+from ..core.results import (
+    Counterexample,
+    DetectResult,
+    PValueCurve,
+    interrupted,
+    mark_interrupted,
+)
 from ..stats.hypothesis import pvalues as _pvalues
 from . import attack as _attack
+from .approx import N_MAX, detect_approx, null_for
 from .engine import Session, open_session, run_curve, test_point, verdict_text
 from .space import NoEventError
 from .trace import Trace
@@ -71,14 +78,17 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
     else:
         verdict = "no violation found"
     per_point.extend(secs)
-    return PValueCurve(
+    curve = PValueCurve(
         mechanism=session.mech.name, claimed_epsilon=claimed, test_epsilons=tuple(e),
         p_values=ps, alpha=session.alpha, lower_bound=lb, counterexamples=tuple(chosen),
         verdict=verdict, seed=session.seed, seconds=seconds + sum(secs),
+        claim=session.mech.describe_claim(),
         details={"seconds_per_point": secs, "arg_path": session.arg_path,
                  "schema": session.plan.schema.describe(), "pairs": len(session.pairs),
                  "inputs": len(session.sources), "candidates": session.n_candidates},
     )
+    # Ctrl-C kept the points done
+    return mark_interrupted(curve) if len(e) < len(eps) else curve
 
 
 def detect(mechanism: Any, epsilon: float | None = None, *,
@@ -86,7 +96,8 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
            args: Mapping[str, Any] | None = None, n_select: int = 100_000,
            n_final: int = 500_000, alpha: float = 0.05, seed: int | None = None,
            progress: bool = False, executor: Any = None,
-           max_candidates: int = MAX_CANDIDATES) -> DetectResult:
+           max_candidates: int = MAX_CANDIDATES, delta: float | None = None,
+           n_max: int = N_MAX) -> DetectResult:
     """Test whether ``mechanism`` is ``epsilon``-DP (Algorithm 1 of StatDP).
 
     ``epsilon`` is the test epsilon (default: the claimed one); the mechanism always runs
@@ -101,9 +112,25 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     ``'processes'``, ``'dask'`` (a local cluster), ``'dask://HOST:PORT'`` (a running
     scheduler), a ``distributed.Client`` (left open), or None (in-process; a process pool
     for picklable black boxes); see :func:`privet.execution.get_executor`.
+
+    Approximate DP: ``delta`` is the test δ. An (ε, δ) claim is tested at its (ε, δ), a
+    zCDP claim along its whole profile (or at ``epsilon`` with δ(ε), or at ``delta`` with
+    ε(δ)); that test is :mod:`privet.detect.approx` (tail events, fresh samples sized by
+    the claim up to ``n_max`` runs per input, a valid p-value for
+    H0: P[M(D1) ∈ E] ≤ e^ε P[M(D2) ∈ E] + δ). ``test_epsilons`` is for pure tests only.
     """
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)
+    null = null_for(mech, epsilon, delta)
+    if null is not None:
+        if test_epsilons is not None:
+            from ..core.errors import ParameterError
+
+            raise ParameterError("test_epsilons (the p-value curve) is for pure ε tests; "
+                                 "an (ε, δ) test takes epsilon= and delta=.")
+        return detect_approx(mech, null, inputs=inputs, args=args, n_select=n_select,
+                             n_final=n_final, n_max=n_max, alpha=alpha, seed=seed,
+                             progress=progress, executor=executor)
     eps = _test_epsilon(mech, epsilon)
     curve_eps = _check_curve_eps(test_epsilons) if test_epsilons is not None else None
     session = open_session(mech, inputs=inputs, args=args, n_select=n_select, n_final=n_final,
@@ -123,8 +150,9 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     finally:
         session.executor.shutdown()
     p = float(chosen.p_value)
-    return DetectResult(
+    result = DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
+        claim=mech.describe_claim(), test_delta=0.0 if delta is not None else None,
         verdict=verdict_text(p, session.alpha), p_value=p,
         counterexample=chosen if p < session.alpha else None, candidates=tuple(cands),
         curve=curve, arg_path=session.arg_path, seed=session.seed,
@@ -135,6 +163,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                  "candidate_events": session.n_candidates, "notes": session.notes,
                  "selected": chosen},
     )
+    return mark_interrupted(result) if interrupted(curve) else result
 
 
 def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,

@@ -17,9 +17,14 @@ and importable from this package)::
     delta_for(target, epsilon, *, inputs=None, pairs=None, backend="auto", fractions=False,
               args=None, cap=..., input_cap=..., progress=False) -> ExactBound
 
-``target`` is a native privet Mechanism with finite discrete noise (backend "enumerate")
-or a BDD-language :class:`~privet.exact.bdd.Program` (backend "bdd": compile once with
-symbolic inputs; "bdd-fixed": one compilation per input). ``pairs`` is ``None``
+``target`` is a native privet Mechanism with finite discrete noise or a BDD-language
+:class:`~privet.exact.bdd.Program`. A mechanism runs on Enumerate ("enumerate") or is
+compiled to a BDD by the Compile interpreter (:mod:`privet.exact.compile`): "bdd" compiles
+once with a symbolic input, "bdd-fixed" once per input; an output that is a sum of
+independent parts is convolved instead ("counting", :mod:`privet.exact.counting`). "auto"
+(the default) picks by estimated cost (:func:`privet.exact.backend.choose_backend`) and
+``details["backend_choice"]`` says why. ``distributions(mech, inputs)`` gives the exact
+output distribution of every input from one compilation. ``pairs`` is ``None``
 (exhaustive: every neighbor pair of the input grid x every output), a list of ``(x, x')``
 pairs (every output), a privacy set of ``(x, x', y)`` triples (Def. 4), or ``"rr"`` for the
 randomized-response set of Eqs. (7)-(8).
@@ -38,9 +43,17 @@ from typing import Any
 import numpy as np
 
 from .._engine import make_callable
-from ..core.errors import InputError, ParameterError, PrivetError, check_epsilon
+from ..core.errors import (
+    GridTooLargeError,
+    InputError,
+    ParameterError,
+    PrivetError,
+    check_epsilon,
+)
+from ..core.mechanism import Mechanism
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import AccuracyBound, ExactBound
+from ..core.safe import power_count
 from . import programs, sets
 from .algorithms import (
     DEFAULT_INPUT_CAP,
@@ -48,13 +61,79 @@ from .algorithms import (
     exact_acc,
     exact_dp_dense,
     exact_dp_triples,
+    grid_axes,
     hockey_stick_dense,
     inference_dense,
     input_grid,
     make_target,
     neighbor_pairs,
 )
+from .backend import choose_backend
 from .bdd import Compiled, Program, compile_program, program
+from .compile import CompileError, as_program, compile_mechanism, distributions
+
+# Bytes per (input, output) probability during exhaustive inference, measured on randomized
+# response (n = 10, 11, 12: 2^n inputs x 2^n outputs): about 230 B per entry with floats and
+# 330-400 B with Fractions (per-input dicts, then the dense table); the BDD backend keeps only
+# the dense float and integer tables.
+MEMORY_PER_ENTRY = {"float": 256, "fraction": 400, "bdd": 24}
+
+
+def check_memory(t: Target, n_inputs: int, probe: tuple, limit: int | None = None) -> float:
+    """Estimated bytes of inference over ``n_inputs`` inputs, refused in one sentence above
+    ``limit`` (default :func:`privet.execution.memory_limit`, half the physical memory).
+
+    The outputs per input are measured on one input (``probe``, whose distribution is kept
+    for the run) or read off the compiled BDD; the bytes per entry are
+    :data:`MEMORY_PER_ENTRY`."""
+    if t.backend == "bdd" and t.compiled is not None:
+        k, per = t.compiled.output_count, MEMORY_PER_ENTRY["bdd"]
+    else:
+        k = max(1, len(t.distribution(probe)))
+        per = MEMORY_PER_ENTRY["fraction" if t.exact else "float"]
+    return _within(t.name, n_inputs, k, per, limit)
+
+
+def done_pairs(table: Any, I: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs whose inputs were both inferred: all of them, unless Ctrl-C cut inference
+    short (``table.interrupted``); KeyboardInterrupt again when no pair is complete."""
+    if not table.interrupted:
+        return I, J
+    keep = (I < len(table.xs)) & (J < len(table.xs))
+    if not keep.any():
+        raise KeyboardInterrupt
+    return I[keep], J[keep]
+
+
+def _within(name: str, n_inputs: float, k: int | None, per: int, limit: int | None) -> float:
+    from ..execution import format_bytes, memory_limit
+
+    limit = memory_limit() if limit is None else int(limit)
+    need = float(n_inputs) * float(k or 1) * per
+    if need > limit:
+        many = f"{int(n_inputs):,}" if n_inputs < 1e18 else "more than 10^18"
+        each = "at least one output" if k is None else f"about {int(k):,} outputs"
+        raise GridTooLargeError(
+            f"exact inference of {name!r} over {many} inputs x {each} each needs about "
+            f"{format_bytes(need)} of memory, above the limit of {format_bytes(limit)}; check "
+            "fewer inputs (inputs=/--inputs, pairs='rr'/--set rr, a shorter length) or raise "
+            "the limit (max_memory=/--max-memory)."
+        )
+    return need
+
+
+def _check_request(target: Any, length: Any, whole_domain: bool, input_cap: int,
+                   max_memory: int | None) -> None:
+    """Before any backend runs: ``length`` is a positive whole number, and a whole input
+    domain within ``input_cap`` fits in memory at one output per input (a lower bound)."""
+    if length is not None and (isinstance(length, bool) or not isinstance(length, int)
+                               or length < 1):
+        raise ParameterError(f"length must be a positive whole number, got {length!r}.")
+    if whole_domain and isinstance(target, (Mechanism, Program)):
+        values, n = grid_axes(_length_only(target, length))
+        count = power_count(len(values), n)
+        if count <= input_cap:
+            _within(target.name, count, None, MEMORY_PER_ENTRY["bdd"], max_memory)
 
 
 def _as_float(v: Any) -> float:
@@ -86,7 +165,7 @@ def _domain_text(target: Target, xs: np.ndarray | None, restricted: str | None) 
     return f"{n:,} inputs ({whole}); neighbors: {target.neighbors.describe()}"
 
 
-def _target_n(target: Target) -> int:
+def _target_n(target: Any) -> int:
     obj = target.obj
     if isinstance(obj, Program):
         return obj.length
@@ -97,6 +176,22 @@ def _target_n(target: Target) -> int:
     raise InputError("the randomized-response sets need the input length: give length=n.")
 
 
+class _length_only:
+    """What the built-in sets need to know about a target before its backend is chosen."""
+
+    def __init__(self, obj: Any, length: int | None):
+        self.obj, self.length = obj, length
+
+
+def _count_inputs(inputs: Sequence | None, pairs: Sequence | None) -> int | None:
+    """How many distinct inputs a call will run inference on (None: the whole domain)."""
+    if pairs is not None:
+        return len({_norm(x) for pr in pairs for x in pr[:2]})
+    if inputs is not None:
+        return len(inputs)
+    return None
+
+
 BUILTIN_SETS = {
     ("rr", "privacy"): (sets.rr_privacy_set, "randomized-response privacy set C_RR (Eqs. 7-8)"),
     ("rr", "accuracy"): (sets.rr_accuracy_set,
@@ -104,12 +199,22 @@ BUILTIN_SETS = {
 }
 
 
-def _builtin_set(name: str, t: Target, kind: str) -> tuple[list, str]:
+def _builtin_set(name: str, t: Target, kind: str, max_memory: int | None = None
+                 ) -> tuple[list, str]:
     """A built-in restricted set by name (Sec. V) for the target's input length."""
+    from ..execution import format_bytes, memory_limit
+
     if (name, kind) not in BUILTIN_SETS:
         raise ParameterError(f"unknown built-in set {name!r}; the built-in one is 'rr'.")
     build, label = BUILTIN_SETS[(name, kind)]
-    return build(_target_n(t)), label
+    n = _target_n(t)
+    need = 40.0 * n * n  # 2n triples of two n-lists (privacy) or n + 1 n-lists (accuracy)
+    limit = memory_limit() if max_memory is None else int(max_memory)
+    if need > limit:
+        raise GridTooLargeError(
+            f"the randomized-response set at length {n:,} needs about {format_bytes(need)} "
+            f"of memory, above the limit of {format_bytes(limit)}; give a shorter length.")
+    return build(n), label
 
 
 def _norm(x: Any) -> tuple:
@@ -134,29 +239,41 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
           outputs: Sequence[Any] | None = None, backend: str = "auto",
           fractions: bool = False, args: Mapping[str, Any] | None = None,
           cap: int = DEFAULT_ENUMERATION_CAP, input_cap: int = DEFAULT_INPUT_CAP,
-          length: int | None = None, progress: bool = False) -> ExactBound:
+          length: int | None = None, progress: bool = False,
+          max_memory: int | None = None) -> ExactBound:
     """The tight e^epsilon of ``target``: max over (x, x', y) of Pr[A(x)=y] / Pr[A(x')=y].
 
     ExactDP (Algorithm 2) over the privacy set chosen by ``pairs`` (see module doc);
     ``outputs`` restricts the outputs of an exhaustive/pair run. With ``fractions=True``
     e^epsilon is an exact Fraction and ``details['closed_form']`` reads ``ln(p/q)``.
+    Before inference starts, the memory it needs is estimated (:func:`check_memory`) and a
+    run above ``max_memory`` bytes (default half the machine's memory) is refused.
     """
     start = time.perf_counter()
-    t = make_target(target, backend, fractions, args, cap, length)
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory)
     restricted = None
     details: dict[str, Any] = {}
     xs = None
     if isinstance(pairs, str):
-        pairs, restricted = _builtin_set(pairs, t, "privacy")
+        pairs, restricted = _builtin_set(pairs, _length_only(target, length), "privacy",
+                                         max_memory)
     if pairs is not None:
         pairs = list(pairs)
         if not pairs:
             raise InputError("the privacy set is empty.")
+    if inputs is not None and not isinstance(inputs, str):
+        inputs = list(inputs)
+    t = make_target(target, backend, fractions, args, cap, length,
+                    n_inputs=_count_inputs(inputs, pairs))
+    details["backend_choice"] = t.choice
     if pairs is not None and len(pairs[0]) == 3:
         if inputs is not None:
             sets.check_covers(pairs, inputs)
-        for x in dict.fromkeys(_norm(v) for tr in pairs for v in tr[:2]):
+        distinct = list(dict.fromkeys(_norm(v) for tr in pairs for v in tr[:2]))
+        for x in distinct:
             _check_in_domain(t, x)
+        if t.backend != "bdd":  # per-input distributions (the BDD answers point queries)
+            check_memory(t, len(distinct), distinct[0], max_memory)
         inf_start = time.perf_counter()
         res = exact_dp_triples(t, pairs)
         details["inference_seconds"] = time.perf_counter() - inf_start
@@ -172,16 +289,18 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         else:
             xs = input_grid(t, inputs, input_cap)
             I, J = neighbor_pairs(t.neighbors, xs)
+        check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
         inf_start = time.perf_counter()
         table = inference_dense(t, xs, progress)
         details["inference_seconds"] = time.perf_counter() - inf_start
         if outputs is not None:
             table = _restrict_outputs(table, outputs)
+        I, J = done_pairs(table, I, J)
         syn = time.perf_counter()
         res = exact_dp_dense(table, I, J, progress)
         details["synthesis_seconds"] = time.perf_counter() - syn
         details["set"] = restricted or "exhaustive"
-        details["inputs"] = len(xs)
+        details["inputs"] = len(table.xs)  # fewer than xs when Ctrl-C cut inference short
         details["outputs"] = len(table.ys)
     e = res.e_epsilon
     eps = math.inf if e == math.inf else math.log(e)
@@ -294,7 +413,8 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
              truth: Callable | None = None, top_k: int = 5, backend: str = "auto",
              fractions: bool = False, args: Mapping[str, Any] | None = None,
              cap: int = DEFAULT_ENUMERATION_CAP, input_cap: int = DEFAULT_INPUT_CAP,
-             length: int | None = None, progress: bool = False) -> AccuracyBound:
+             length: int | None = None, progress: bool = False,
+             max_memory: int | None = None) -> AccuracyBound:
     """Tight (alpha, beta)-accuracy (Def. 2) by ExactAcc (Algorithm 3).
 
     1 - beta = min over the accuracy set of Pr(|A(x) - V_x| <= alpha) (distance: max over
@@ -306,16 +426,24 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     start = time.perf_counter()
     if not alpha >= 0:
         raise ParameterError(f"alpha must be a number >= 0, got {alpha!r}.")
-    t = make_target(target, backend, fractions, args, cap, length)
+    _check_request(target, length, inputs is None, input_cap, max_memory)
     label = None
     if isinstance(inputs, str):
-        inputs, label = _builtin_set(inputs, t, "accuracy")
+        inputs, label = _builtin_set(inputs, _length_only(target, length), "accuracy",
+                                     max_memory)
+    elif inputs is not None:
+        inputs = list(inputs)
+    t = make_target(target, backend, fractions, args, cap, length,
+                    n_inputs=_count_inputs(inputs, None))
     xs = input_grid(t, inputs, input_cap)
+    if t.backend != "bdd":  # per-input distributions (the BDD answers point queries)
+        check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
     if truth is None:
         truth = getattr(t.obj, "truth", None) or (lambda x: int(np.sum(x)))
-    res = exact_acc(t, float(alpha), xs, truth)
+    res = exact_acc(t, float(alpha), xs, truth, keep=max(1, int(top_k)))
     details: dict[str, Any] = {"inference_size": res.inference_size,
-                               "solver_runs": t.solver_runs, "inputs": len(xs)}
+                               "solver_runs": t.solver_runs, "inputs": len(xs),
+                               "backend_choice": t.choice}
     if t.compiled is not None:
         details["bdd_size"] = t.compiled.size
         details["compile_seconds"] = t.compile_seconds
@@ -332,7 +460,7 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
               pairs: Sequence | None = None, backend: str = "auto", fractions: bool = False,
               args: Mapping[str, Any] | None = None, cap: int = DEFAULT_ENUMERATION_CAP,
               input_cap: int = DEFAULT_INPUT_CAP, length: int | None = None,
-              progress: bool = False) -> ExactBound:
+              progress: bool = False, max_memory: int | None = None) -> ExactBound:
     """Smallest delta for which ``target`` is (epsilon, delta)-DP on the checked domain.
 
     delta = max over neighbor pairs of the hockey-stick divergence
@@ -340,17 +468,26 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     """
     start = time.perf_counter()
     check_epsilon(epsilon)
-    t = make_target(target, backend, fractions, args, cap, length)
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory)
+    pairs = None if pairs is None else list(pairs)
+    inputs = None if inputs is None else list(inputs)
+    t = make_target(target, backend, fractions, args, cap, length,
+                    n_inputs=_count_inputs(inputs, pairs))
     if pairs is not None:
-        xs, I, J = _pair_grid(t, list(pairs), input_cap)
+        xs, I, J = _pair_grid(t, pairs, input_cap)
     else:
         xs = input_grid(t, inputs, input_cap)
         I, J = neighbor_pairs(t.neighbors, xs)
     if len(I) == 0:
         raise PrivetError("no two checked inputs are neighbors.")
+    check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
     table = inference_dense(t, xs, progress)
+    I, J = done_pairs(table, I, J)
     d, i, j = hockey_stick_dense(table, I, J, float(epsilon))
-    details: dict[str, Any] = {"pairs": len(I), "inputs": len(xs)}
+    details: dict[str, Any] = {"pairs": len(I), "inputs": len(table.xs),
+                               "backend_choice": t.choice}
+    if table.interrupted:
+        details["interrupted"] = True  # a lower bound on delta, from the inputs done
     if t.compiled is not None:
         details["bdd_size"] = t.compiled.size
     return ExactBound(
@@ -361,19 +498,25 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     )
 
 
+from .profile import profile  # noqa: E402 - the approximate-DP profile (issue 15)
+
 # ``privet.exact`` is the function: hang the rest of the API on it.
 exact.accuracy = accuracy            # type: ignore[attr-defined]
 exact.delta_for = delta_for          # type: ignore[attr-defined]
+exact.profile = profile              # type: ignore[attr-defined]
 exact.program = program              # type: ignore[attr-defined]
 exact.programs = programs            # type: ignore[attr-defined]
 exact.sets = sets                    # type: ignore[attr-defined]
 exact.closed_form = closed_form      # type: ignore[attr-defined]
+exact.distributions = distributions  # type: ignore[attr-defined]
+exact.choose_backend = choose_backend  # type: ignore[attr-defined]
 
 
 
 make_callable(__name__)  # privet.exact(...) calls exact() even once the package is bound
 
 __all__ = [
-    "Compiled", "Program", "accuracy", "closed_form", "compile_program", "delta_for", "exact",
-    "program", "programs", "sets",
+    "CompileError", "Compiled", "Program", "accuracy", "as_program", "choose_backend",
+    "closed_form", "compile_mechanism", "compile_program", "delta_for", "distributions",
+    "exact", "profile", "program", "programs", "sets",
 ]

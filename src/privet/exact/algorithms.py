@@ -40,6 +40,7 @@ from ..core.errors import (
 from ..core.mechanism import Mechanism
 from ..core.neighbors import TOL, Neighbors
 from ..core.noise import DEFAULT_ENUMERATION_CAP, Enumerate
+from ..core.safe import power_count, power_text
 from .bdd import Compiled, Program
 
 LOG_TOL = 1e-9           # relative tolerance of the float screen before exact comparison
@@ -58,7 +59,7 @@ class Target:
     """A mechanism or program with the backend that answers its inference queries."""
 
     obj: Mechanism | Program
-    backend: str                    # enumerate | bdd | bdd-fixed
+    backend: str                    # enumerate | counting | bdd | bdd-fixed
     exact: bool
     args: dict
     cap: int
@@ -66,6 +67,8 @@ class Target:
     length: int | None = None
     compile_seconds: float = 0.0
     solver_runs: int = 0
+    choice: str = ""                # why this backend (auto: the cost comparison)
+    counted: Any = None             # backend "counting": a privet.exact.counting.Counted
     _dists: dict = field(default_factory=dict)
     _enum: Enumerate | None = None
 
@@ -104,6 +107,8 @@ class Target:
                 ) from None
             except GridTooLargeError as err:
                 raise GridTooLargeError(f"mechanism {mech.name!r}: {err}") from None
+        elif self.backend == "counting":
+            d = self.counted.distribution(x)
         elif self.backend == "bdd-fixed":
             prog = self.obj
             assert isinstance(prog, Program)
@@ -123,20 +128,15 @@ class Target:
 
 def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
                 args: Mapping[str, Any] | None = None,
-                cap: int = DEFAULT_ENUMERATION_CAP, length: int | None = None) -> Target:
+                cap: int = DEFAULT_ENUMERATION_CAP, length: int | None = None,
+                n_inputs: int | None = None) -> Target:
     """Resolve ``obj`` (Mechanism or Program) and ``backend`` into a :class:`Target`.
 
-    A library mechanism of the WMC/FAIER benchmarks also runs on the BDD backend through
-    its BDD-language twin (:func:`privet.exact.programs.for_mechanism`).
+    A mechanism runs on Enumerate or, compiled by the Compile interpreter
+    (:mod:`privet.exact.compile`), on the BDD backend; "auto" picks the cheaper for
+    ``n_inputs`` inputs (:func:`privet.exact.backend.choose_backend`) and records why in
+    ``Target.choice``.
     """
-    t = _make_target(obj, backend, fractions, args, cap, length)
-    if t.length is None:
-        t.length = length
-    return t
-
-
-def _make_target(obj: Any, backend: str, fractions: bool, args: Mapping[str, Any] | None,
-                 cap: int, length: int | None) -> Target:
     if backend not in ("auto", "enumerate", "bdd", "bdd-fixed"):
         raise ParameterError(f"unknown backend {backend!r}; use auto, enumerate, bdd or "
                              "bdd-fixed.")
@@ -145,28 +145,45 @@ def _make_target(obj: Any, backend: str, fractions: bool, args: Mapping[str, Any
             backend = "bdd-fixed"
         elif backend == "auto":
             backend = "bdd"
-        t = Target(obj, backend, fractions, dict(args or {}), cap)
+        t = Target(obj, backend, fractions, dict(args or {}), cap, length=length)
         if backend == "bdd":
             start = time.perf_counter()
             t.compiled = obj.compile(args, exact=fractions)
             t.compile_seconds = time.perf_counter() - start
         return t
     if isinstance(obj, Mechanism):
-        if backend in ("bdd", "bdd-fixed"):
-            from .programs import for_mechanism
-
-            bdd_version = for_mechanism(obj, length, args)
-            if bdd_version is None:
-                raise ParameterError(
-                    f"the BDD backend needs a BDD-language program, and mechanism "
-                    f"{obj.name!r} is plain NumPy code; write it with privet.exact.bdd.program "
-                    "(see privet.exact.programs) or use backend='enumerate'."
-                )
-            return _make_target(bdd_version, backend, fractions, None, cap, length)
         obj.require("enumerate", "privet.exact")
         resolved = obj.resolve_args(args) if args else dict(obj.args)
-        return Target(obj, "enumerate", fractions, dict(resolved), cap)
+        if backend != "enumerate":
+            from .backend import choose_backend
+
+            n = length if length is not None else obj.domain.length
+            if isinstance(n, int):
+                count = n_inputs if n_inputs is not None else _domain_count(obj, n)
+                choice = choose_backend(obj, backend=backend, fractions=fractions, args=args,
+                                        length=n, n_inputs=count, cap=cap)
+                if choice.backend != "enumerate":
+                    assert choice.program is not None
+                    t = Target(choice.program, choice.backend, fractions, {}, cap,
+                               compiled=choice.compiled, length=n,
+                               compile_seconds=choice.compile_seconds, choice=choice.reason,
+                               counted=choice.counted)
+                    return t
+                return Target(obj, "enumerate", fractions, dict(resolved), cap, length=length,
+                              choice=choice.reason)
+            if backend != "auto":
+                raise InputError(f"the BDD backend needs the input length of {obj.name!r}: "
+                                 "give length=n.")
+        return Target(obj, "enumerate", fractions, dict(resolved), cap, length=length,
+                      choice="enumerate (asked for)" if backend == "enumerate" else "")
     raise PrivetError(f"privet.exact needs a privet mechanism or a BDD program, got {obj!r}.")
+
+
+def _domain_count(mech: Mechanism, n: int) -> int:
+    dom = mech.domain
+    if not (dom.integer and math.isfinite(dom.low) and math.isfinite(dom.high)):
+        return 1
+    return int(dom.high - dom.low + 1) ** n
 
 
 # ------------------------------------------------------------------------------------------
@@ -185,9 +202,24 @@ def input_grid(target: Target, inputs: Iterable | None = None,
         for r in rows:
             _check_input(target, r)
         return np.asarray(rows)
+    values, length = grid_axes(target)
+    total = power_count(len(values), length)
+    if total > input_cap:
+        raise GridTooLargeError(
+            f"the input domain of {target.obj.name!r} has {power_text(len(values), length)} "
+            f"inputs, above the cap of {input_cap:,}; restrict it with inputs=/pairs= (e.g. "
+            "the symmetry sets of privet.exact.sets) or raise input_cap."
+        )
+    # every vector over ``values``, last coordinate fastest (itertools.product's order)
+    idx = np.indices((len(values),) * length, dtype=np.int64).reshape(length, -1).T
+    return (idx + values.start).reshape(int(total), length)
+
+
+def grid_axes(target: Target) -> tuple[range, int]:
+    """The values of one input coordinate and the input length of the whole domain grid."""
     obj = target.obj
     if isinstance(obj, Program):
-        length, values = obj.length, list(range(obj.low, obj.high + 1))
+        length, values = obj.length, range(obj.low, obj.high + 1)
     else:
         dom = obj.domain
         length = target.length if target.length is not None else dom.length
@@ -202,16 +234,10 @@ def input_grid(target: Target, inputs: Iterable | None = None,
                 "enumerated; give length=n (when only the length is open), inputs=[...], or "
                 "an integer Domain(length=n, low=.., high=..)."
             )
-        values = list(range(int(dom.low), int(dom.high) + 1))
-    total = len(values) ** length
-    if total > input_cap:
-        raise GridTooLargeError(
-            f"the input domain of {obj.name!r} has {total:,} inputs, above the cap of "
-            f"{input_cap:,}; restrict it with inputs=/pairs= (e.g. the symmetry sets of "
-            "privet.exact.sets) or raise input_cap."
-        )
-    grid = np.array(list(itertools.product(values, repeat=length)), dtype=np.int64)
-    return grid.reshape(total, length)
+        values = range(int(dom.low), int(dom.high) + 1)
+    if not isinstance(length, int) or length < 1:
+        raise InputError(f"the input length must be a positive whole number, got {length!r}.")
+    return values, length
 
 
 def _check_input(target: Target, x: tuple) -> None:
@@ -385,6 +411,8 @@ def _key(y: Any) -> Any:
 def inference_dense(target: Target, xs: np.ndarray, progress: bool = False) -> Table:
     """Algorithm 1 on the exhaustive inference set ``xs`` x (every output)."""
     start = time.perf_counter()
+    if target.backend == "bdd" and len(target.compiled.blocks()) > 1:
+        return _factored_table(target, xs, start)
     if target.backend == "bdd":
         c = target.compiled
         assert c is not None
@@ -409,40 +437,106 @@ def inference_dense(target: Target, xs: np.ndarray, progress: bool = False) -> T
                 if bar is not None:
                     bar.advance(len(xc))
         target.solver_runs += 1
-        keys = [_key(y) for y in ys]
+        keys = [_key(c.decode(y)) for y in ys]
         if ex is not None:
             # the float screen is computed from the exact values (correctly rounded logs)
             logp = _logs_of_exact(ex) - math.log(c.denominator)
         return Table(np.asarray(xs), keys, logp, ex, c.denominator if ex is not None else 1,
                      time.perf_counter() - start)
-    dists = []
+    # each distribution becomes (output columns, values) as it arrives, so what is left after
+    # the loop -- also after Ctrl-C -- is one vectorized assignment per input
+    col: dict = {}
+    rows: list[tuple[np.ndarray, Any]] = []
     interrupted = False
     with _progress(progress, len(xs), f"inference ({target.backend})") as bar:
         try:
             for x in xs:
-                dists.append(target.distribution(tuple(x.tolist())))
+                d = target.distribution(tuple(x.tolist()))
+                cols = np.fromiter((col.setdefault(k, len(col)) for k in d), dtype=np.int64,
+                                   count=len(d))
+                vals = list(d.values()) if target.exact else \
+                    np.fromiter(d.values(), dtype=float, count=len(d))
+                rows.append((cols, vals))
                 if bar is not None:
                     bar.advance()
         except KeyboardInterrupt:  # keep the inputs done so far
             interrupted = True
-            if not dists:
+            if not rows:
                 raise
-            xs = xs[:len(dists)]
-    keys = sorted({k for d in dists for k in d}, key=_sort_key)
-    col = {k: j for j, k in enumerate(keys)}
+            xs = xs[:len(rows)]
+    keys = sorted(col, key=_sort_key)
+    order = np.empty(len(keys), dtype=np.int64)  # arrival column -> sorted column
+    order[np.fromiter((col[k] for k in keys), dtype=np.int64, count=len(keys))] = \
+        np.arange(len(keys))
     N, K = len(xs), len(keys)
     _check_table(N, K, target.name)
     logp = np.full((N, K), -np.inf)
     ex = np.full((N, K), Fraction(0), dtype=object) if target.exact else None
-    for i, d in enumerate(dists):
-        for k, p in d.items():
-            j = col[k]
-            if ex is not None:
-                ex[i, j] = p
-                logp[i, j] = _exact_log(p)
-            else:
-                logp[i, j] = math.log(p) if p > 0 else -np.inf
+    for i, (cols, vals) in enumerate(rows):
+        cols = order[cols]
+        if ex is not None:
+            ex[i, cols] = vals
+            logp[i, cols] = [_exact_log(p) for p in vals]
+        else:
+            with np.errstate(divide="ignore"):
+                logp[i, cols] = np.log(vals)
     return Table(np.asarray(xs), keys, logp, ex, 1, time.perf_counter() - start, interrupted)
+
+
+def _factored_table(target: Target, xs: np.ndarray, start: float) -> Table:
+    """Algorithm 1 over xs x every output when the outputs split into independent blocks
+    (:meth:`~privet.exact.bdd.Compiled.blocks`): each block's table over its own inputs and
+    outputs, then ``log P(y | x) = sum_B log P_B(y_B | x_B)`` (exact: the product of the
+    blocks' numerators over the product of their denominators)."""
+    c = target.compiled
+    assert c is not None
+    xs = np.asarray(xs, dtype=np.int64)
+    N, K = len(xs), c.output_count
+    _check_table(N, K, target.name)
+    ys = c.output_space()
+    Y = np.asarray(ys, dtype=np.int64).reshape(K, len(c.components))
+    blocks = c.blocks()
+    den_total = math.prod(d for *_, d in blocks)
+    big = den_total >= (1 << 62)
+    logp = np.zeros((N, K))
+    ex = None
+    if target.exact:
+        ex = np.ones((N, K), dtype=object if big else np.int64)
+    rows = max(1, (1 << 22) // max(K, 1))
+    for comps, coords, sub, den in blocks:
+        if coords:
+            _, first, inv = np.unique(xs[:, coords], axis=0, return_index=True,
+                                      return_inverse=True)
+            inv = inv.ravel()
+            rep = xs[first]
+        else:
+            rep, inv = xs[:1], np.zeros(N, dtype=np.int64)
+        YB = np.asarray(sub.output_space(), dtype=np.int64).reshape(-1, len(comps))
+        KB = len(YB)
+        lp, sc = sub.probs(np.repeat(rep, KB, axis=0), np.tile(YB, (len(rep), 1)))
+        TB = lp.reshape(len(rep), KB)
+        kidx = np.zeros(K, dtype=np.int64)
+        for k in comps:
+            comp = c.components[k]
+            kidx = kidx * (comp.hi - comp.lo + 1) + (Y[:, k] - comp.lo)
+        EB = None
+        if ex is not None:
+            scale = sub.denominator // den
+            EB = (np.asarray(sc, dtype=object) // scale).reshape(len(rep), KB)
+            if not big:
+                EB = EB.astype(np.int64)
+        for s0 in range(0, N, rows):
+            sl = slice(s0, s0 + rows)
+            with np.errstate(invalid="ignore"):
+                logp[sl] += TB[inv[sl]][:, kidx]
+            if ex is not None:
+                ex[sl] *= EB[inv[sl]][:, kidx]
+    target.solver_runs += len(blocks)
+    keys = [_key(c.decode(y)) for y in ys]
+    if ex is not None:
+        logp = _logs_of_exact(ex) - math.log(den_total)
+    return Table(xs, keys, logp, ex, den_total if ex is not None else 1,
+                 time.perf_counter() - start)
 
 
 def _check_table(N: int, K: int, name: str) -> None:
@@ -677,17 +771,30 @@ def _window(ys_all: Sequence[Any], v: Any, alpha: float) -> list:
     return out
 
 
-def exact_acc(target: Target, alpha: float, inputs: np.ndarray, truth: Callable
-              ) -> AccResult:
-    """Algorithm 3: min over the accuracy set of sum_{|y - V_x| <= alpha} Pr(A(x) = y)."""
+def exact_acc(target: Target, alpha: float, inputs: np.ndarray, truth: Callable,
+              keep: int = 5) -> AccResult:
+    """Algorithm 3: min over the accuracy set of sum_{|y - V_x| <= alpha} Pr(A(x) = y).
+
+    ``ranked`` lists every input, except on the counting backend, where it lists the
+    ``keep`` worst (each exact; the others are only screened in floating point)."""
     if alpha < 0:
         raise ParameterError(f"alpha must be >= 0, got {alpha}.")
     xs = [tuple(np.asarray(x).ravel().tolist()) for x in inputs]
     zero: Any = Fraction(0) if target.exact else 0.0
+    if target.backend == "counting":
+        windows = []
+        for x in xs:
+            v = float(np.asarray(truth(np.asarray(x))).ravel()[0])
+            windows.append((v - alpha - 1e-12, v + alpha + 1e-12))
+        best = target.counted.window_masses(xs, windows, keep)
+        ranked = [(list(xs[i]), val) for i, val in best]
+        size = sum(math.floor(h) - math.ceil(lo) + 1 for lo, h in windows)
+        target.solver_runs += len(xs)
+        return AccResult(ranked[0][1], ranked[0][0], ranked, size)
     if target.backend == "bdd":
         c = target.compiled
         assert c is not None
-        space = [_key(y) for y in c.output_space()]
+        space = [_key(c.decode(y)) for y in c.output_space()]
         pts_x, pts_y, owner = [], [], []
         for i, x in enumerate(xs):
             for y in _window(space, truth(np.asarray(x)), alpha):   # Eq. (11) in general

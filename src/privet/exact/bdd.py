@@ -129,6 +129,52 @@ def _width(lo: int, hi: int) -> int:
     return w
 
 
+def tighten(v: Int) -> Int:
+    """``v`` with its exact range over all variable assignments, and no wider than that.
+
+    The static ranges of arithmetic are interval bounds (``x + f - 2xf`` of bits gets
+    [-2, 2]); the greatest and least values the bits can take are read off the BDD, one
+    conjunction per bit from the most significant down, and the bits are truncated to the
+    width of the tightened range (two's complement keeps every value in range).
+    """
+    bdd = v.b.bdd
+    bits = v.bits
+    w = len(bits)
+
+    def extreme(maximize: bool) -> int:
+        c = bdd.true
+        sign = bits[-1]
+        t = c & (~sign if maximize else sign)
+        if t != bdd.false:
+            c, neg = t, not maximize
+        else:
+            c, neg = c & (sign if maximize else ~sign), maximize
+        value = -(1 << (w - 1)) if neg else 0
+        for j in range(w - 2, -1, -1):
+            t = c & (bits[j] if maximize else ~bits[j])
+            if t != bdd.false:
+                c = t
+                value += (1 << j) if maximize else 0
+            else:
+                c = c & (~bits[j] if maximize else bits[j])
+                value += 0 if maximize else (1 << j)
+        return value
+
+    lo, hi = max(v.lo, extreme(False)), min(v.hi, extreme(True))
+    if lo > hi:          # only invalid input encodings reach the static range
+        lo, hi = v.lo, v.hi
+    return Int(v.b, v.extend(_width(lo, hi)), lo, hi)
+
+
+@dataclass
+class Coded:
+    """An output value given as an integer code, with the codes that stand for sentinels
+    (``{code: inf}`` for ABORTED, ``{code: -inf}`` for FALSE)."""
+
+    value: Int
+    decode: dict
+
+
 class Int:
     """A random bounded integer: two's-complement bits (LSB first) and a static range."""
 
@@ -253,7 +299,7 @@ class Builder:
     def lift(self, v: Any) -> Int:
         if isinstance(v, Int):
             return v
-        if isinstance(v, Bit):
+        if isinstance(v, Bit) or hasattr(v, "as_int"):
             return v.as_int()
         if isinstance(v, (bool, np.bool_)):
             return self.const(int(v))
@@ -511,6 +557,9 @@ class _Component:
     lo: int
     hi: int
     signed: bool
+    decode: dict = field(default_factory=dict)    # code -> sentinel (inf, -inf)
+    encode: dict = field(default_factory=dict)    # sentinel -> code
+    nodes: list = field(default_factory=list)     # the output bits' BDD nodes (y_j <-> node)
 
 
 @dataclass
@@ -598,20 +647,24 @@ def compile_program(prog: Program, args: Mapping[str, Any] | None = None,
         raise MechanismError(f"program {prog.name!r} raised {type(err).__name__}: {err}.") \
             from err
     input_names = inputs.finish() if x is None else []
-    comps_vals = [b.lift(v) for v in _flatten_output(out)]
+    comps_vals, decodes = [], []
+    for v in _flatten_output(out):
+        decodes.append(v.decode if isinstance(v, Coded) else {})
+        comps_vals.append(tighten(b.lift(v.value if isinstance(v, Coded) else v)))
     if not comps_vals:
         raise MechanismError(f"program {prog.name!r} returned no output.")
     # output variables, each inserted just below the deepest variable its bit depends on
     bdd = b.bdd
     comps: list[_Component] = []
     pairs = []
-    for v in comps_vals:
+    for v, dec in zip(comps_vals, decodes):
         bits = list(v.bits)
         signed = v.lo < 0
         if not signed:
             bits = v.extend(max(1, v.hi.bit_length()))
-        names = []
+        names, nodes = [], []
         for node in bits:
+            nodes.append(node)
             supp = bdd.support(node)
             level = 1 + max((bdd.level_of_var(u) for u in supp), default=-1)
             name = f"y{b._count}"
@@ -621,7 +674,8 @@ def compile_program(prog: Program, args: Mapping[str, Any] | None = None,
             b.order.append(name)
             names.append(name)
             pairs.append((bdd.var(name), node))
-        comps.append(_Component(names, v.lo, v.hi, signed))
+        comps.append(_Component(names, v.lo, v.hi, signed, dict(dec),
+                                {s: c for c, s in dec.items()}, nodes))
     # conjoin bottom-up (deepest output first): each step only walks the new term's levels
     phi = bdd.true
     for ynode, node in sorted(pairs, key=lambda pr: -pr[0].level):
@@ -647,6 +701,65 @@ class Compiled:
         self.name = name
         self.exact = builder.exact
         self._graph: _Graph | None = None
+        self._blocks: list | None = None
+
+    # -- independent blocks of outputs ----------------------------------------------------------
+    def blocks(self) -> list[tuple[list[int], list[int], Compiled, int]]:
+        """Groups of output components that share no noise variable, as sub-diagrams.
+
+        Outputs whose bits draw on disjoint noise are independent given the input, so
+        ``Pr(A(x) = y) = prod_B Pr(A_B(x) = y_B)``: each block is its own (small) WBF
+        ``AND_{j in B} (y_j <-> out_j)``. Returns ``[(components, input coordinates,
+        sub-diagram, denominator of the block's noise)]``; one block when nothing splits.
+        """
+        if self._blocks is not None:      # None stands for self (no reference cycle)
+            return [(a, b, self if c is None else c, d) for a, b, c, d in self._blocks]
+        bdd = self.bdd
+        weights = self.builder.weights
+        owner = {nm: i for i, ns in enumerate(self.input_names) for nm in ns}
+        supports = []
+        for comp in self.components:
+            sup: set[str] = set()
+            for node in comp.nodes:
+                sup |= set(bdd.support(node))
+            supports.append(sup)
+        parent = list(range(len(self.components)))
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        first: dict[str, int] = {}
+        for k, sup in enumerate(supports):
+            for v in sup:
+                if v in weights:
+                    if v in first:
+                        parent[find(k)] = find(first[v])
+                    else:
+                        first[v] = k
+        groups: dict[int, list[int]] = {}
+        for k in range(len(self.components)):
+            groups.setdefault(find(k), []).append(k)
+        out = []
+        for comps in groups.values():
+            sup = set().union(*(supports[k] for k in comps))
+            coords = sorted({owner[v] for v in sup if v in owner})
+            den = math.prod(weights[v][0].denominator for v in sup if v in weights)
+            if len(groups) == 1:
+                out.append((comps, coords, None, self.denominator))
+                break
+            terms = [(bdd.var(nm), node) for k in comps
+                     for nm, node in zip(self.components[k].names, self.components[k].nodes)]
+            phi = bdd.true
+            for ynode, node in sorted(terms, key=lambda pr: -pr[0].level):
+                phi = bdd.apply('equiv', ynode, node) & phi
+            sub = Compiled(self.builder, phi, self.input_names, self.low,
+                           [self.components[k] for k in comps], self.fixed, self.name)
+            out.append((comps, coords, sub, den))
+        self._blocks = out
+        return self.blocks()
 
     # -- sizes -------------------------------------------------------------------------------
     @property
@@ -671,6 +784,24 @@ class Compiled:
     @property
     def output_count(self) -> int:
         return math.prod(c.hi - c.lo + 1 for c in self.components)
+
+    def decode(self, y: Sequence[int]) -> tuple:
+        """An output code row as the mechanism's values (sentinel codes become +-inf)."""
+        return tuple(c.decode.get(int(v), int(v)) for c, v in zip(self.components, y))
+
+    def _encode(self, ys: np.ndarray) -> np.ndarray:
+        """Output rows (sentinels as +-inf) as integer code rows."""
+        if not any(c.encode for c in self.components):
+            return np.asarray(ys, dtype=np.int64)
+        ys = np.array(ys, dtype=float)
+        for k, c in enumerate(self.components):
+            for sentinel, code in c.encode.items():
+                ys[:, k][ys[:, k] == sentinel] = code
+        bad = ~np.isfinite(ys)
+        ys[bad] = 0
+        out = ys.astype(np.int64)
+        out[bad.any(axis=1)] = [c.hi + 1 for c in self.components]  # never produced
+        return out
 
     # -- conditioning --------------------------------------------------------------------------
     def _input_assignment(self, x: Sequence[int]) -> dict[str, bool]:
@@ -725,9 +856,10 @@ class Compiled:
         exact = self.exact if exact is None else exact
         if exact and not self.exact:
             raise PrivetError("compile with exact=True to get exact probabilities.")
-        ys = np.asarray(ys, dtype=np.int64)
+        ys = np.asarray(ys)
         if ys.ndim == 1:
             ys = ys.reshape(-1, 1) if len(self.components) == 1 else ys.reshape(1, -1)
+        ys = self._encode(ys)
         xs = np.asarray(xs, dtype=np.int64)
         if xs.ndim == 1:
             xs = np.broadcast_to(xs, (len(ys), len(xs)))
@@ -942,12 +1074,13 @@ class Compiled:
                 u = sum(key[p] << j for j, p in enumerate(ps))
                 if c.signed and key[ps[-1]]:
                     u -= 1 << len(ps)
-                row.append(u)
+                row.append(c.decode.get(u, u))
             rows.append(row)
             probs.append(val)
         if not rows:
             raise PrivetError(f"program {self.name!r} has no output with positive probability.")
-        arr = np.asarray(rows, dtype=np.int64)
+        coded = any(c.decode for c in self.components)
+        arr = np.asarray(rows, dtype=float if coded else np.int64)
         order = np.lexsort(arr.T[::-1])
         arr = arr[order]
         probs = [probs[i] for i in order]

@@ -6,17 +6,18 @@
   mechanism on ``{0..k}`` for the threshold and for every entry (lambda_1 = lambda_2);
 * :func:`discrete_noisy_max` -- FAIER's Algorithm 2 (truncated geometric noise on {0..k},
   ties broken uniformly as "r <- i with probability 1/c").
+
+These are programs of the embedded language, written as the paper writes them. Library
+mechanisms written with the noise API do not need them: the Compile interpreter
+(:mod:`privet.exact.compile`) turns the mechanism itself into a BDD.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
-from ..core.errors import InputError
 from ..core.neighbors import all_differ, one_differs
 from .bdd import Program, program
 
@@ -89,29 +90,5 @@ def discrete_noisy_max(n: int = 5, k: int = 2, alpha=0.5) -> Program:
                    name=f"discrete_noisy_max(n={n}, k={k})")
 
 
-def for_mechanism(mech: Any, length: int | None = None,
-                  args: Mapping[str, Any] | None = None) -> Program | None:
-    """The BDD-language twin of a WMC/FAIER library mechanism (None when there is none)."""
-    twins = {"wmc.randomized_response", "wmc.rr_count", "wmc.geometric_above_threshold",
-             "faier.discrete_noisy_max"}
-    if getattr(mech, "name", None) not in twins:
-        return None
-    a = dict(mech.args)
-    a.update(args or {})
-    n = length if length is not None else mech.domain.length
-    if not isinstance(n, int):
-        raise InputError(f"the BDD twin of {mech.name!r} needs the input length: give length=n.")
-    if mech.name == "wmc.randomized_response":
-        prog = randomized_response(n, a.get("lam", 0.2))
-    elif mech.name == "wmc.rr_count":
-        prog = rr_count(n, a.get("lam", 0.2))
-    elif mech.name == "wmc.geometric_above_threshold":
-        prog = geometric_above_threshold(n, int(a.get("k", 2)), int(a.get("T", 1)),
-                                         a.get("lam1", 0.5), a.get("lam2", 0.5))
-    else:
-        prog = discrete_noisy_max(n, int(mech.domain.high), a.get("alpha", 0.5))
-    return prog.replace(name=mech.name, epsilon=mech.epsilon, neighbors=mech.neighbors)
-
-
-__all__ = ["discrete_noisy_max", "for_mechanism", "geometric_above_threshold",
+__all__ = ["discrete_noisy_max", "geometric_above_threshold",
            "randomized_response", "rr_count"]

@@ -7,9 +7,10 @@ noise API, so each runs under Sampler and Replay (and, when its noise is finite,
 (1000, 5)
 
 Names are ``<paper>.<mechanism>``; papers: ``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
-``faier``, and the opt-in ``floats`` (floating-point mechanisms) and ``dpsniper`` (DP-
-Sniper's evaluation mechanisms; :func:`opt_in`, see :data:`PAPERS`). Each mechanism carries
-its claimed epsilon, neighbor relation, input domain, non-private arguments with defaults,
+``faier``, ``gaussian`` (the approximate-DP and zCDP family) and the opt-in ``floats``
+(floating-point mechanisms) and ``dpsniper`` (DP-Sniper's evaluation mechanisms;
+:func:`opt_in`, see :data:`PAPERS`). Each mechanism carries its claimed epsilon (or its
+(ε, δ) or zCDP claim), neighbor relation, input domain, non-private arguments with defaults,
 ``arg_ranges`` (a 2-tuple ``(low, high)`` is a real interval, a list is a set of choices),
 ``noise_args`` (arguments that set a noise scale and that detection may put at their low-
 noise end, e.g. SVT's N), its output schema, its source, and ``true_epsilon``: the known
@@ -32,7 +33,7 @@ import numpy as np
 
 from ..core.errors import PrivetError
 from ..core.mechanism import Mechanism
-from . import dpfinder, dpsniper, faier, floats, kolahal, libs, statdp, wmc
+from . import dpfinder, dpsniper, faier, floats, gaussian, kolahal, libs, statdp, wmc
 
 PAPERS: dict[str, str] = {
     "statdp": "Ding et al., Detecting Violations of Differential Privacy (CCS 2018)",
@@ -40,13 +41,15 @@ PAPERS: dict[str, str] = {
     "kolahal": "Roy, Hsu, Albarghouthi, Learning Differentially Private Mechanisms (S&P 2021)",
     "wmc": "Oakley, Holtzen, Oprea, Tight Privacy and Accuracy Bounds via WMC",
     "faier": "Liu, Wang, Zhang, Verifying Pufferfish Privacy in HMMs (VMCAI 2022)",
+    "gaussian": "the Gaussian family: Balle & Wang (ICML 2018), Canonne, Kamath, Steinke "
+                "(NeurIPS 2020), Abadi et al. (CCS 2016); (ε, δ) and zCDP claims",
     "floats": "Mironov (CCS 2012), Jin et al. (S&P 2022), Casacuberta et al. (CCS 2022): "
               "floating-point mechanisms",
     "dpsniper": "Bichsel, Steffen, Bogunovic, Vechev, DP-Sniper (S&P 2021)",
 }
 
 _MODULES = {"statdp": statdp, "dpfinder": dpfinder, "kolahal": kolahal, "wmc": wmc,
-            "faier": faier, "floats": floats, "dpsniper": dpsniper}
+            "faier": faier, "gaussian": gaussian, "floats": floats, "dpsniper": dpsniper}
 
 # papers whose mechanisms are not part of all() (so not of the default suite): they are
 # reached by name, by paper, and by ``privet suite --only floats`` (or ``dpsniper``)
@@ -154,7 +157,8 @@ def known_epsilon(mech: Mechanism | str, epsilon: float | None = None,
     ``args`` (default: its defaults). ``math.inf`` for unbounded violations, None when
     unknown. For DP-Finder's benchmarks these are the upper bounds the paper lists."""
     m = get(mech)
-    eps = float(epsilon if epsilon is not None else m.epsilon)
+    eps = epsilon if epsilon is not None else m.epsilon
+    eps = None if eps is None else float(eps)   # a zCDP claim has no ε
     merged = dict(m.args)
     merged.update(args or {})
     value = _module(m).KNOWN[m.name](eps, length, merged)

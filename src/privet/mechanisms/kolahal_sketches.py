@@ -10,7 +10,7 @@ ABORTED, SmartSum every running sum with block length M = 2).
 (8) is twice the importance proposal's scale (4.0), where Laplace importance weights have
 infinite variance; at ε = 1 every textbook scale lies in [1, 4]. Ex_test varies ε to 0.5 and
 2 and |q| to 10. ``textbook`` lists the answer of Table I (and, for AboveT1, the variant
-(3/ε, 3/ε) the paper also reports).
+(3/ε, 3/ε) the paper also reports; AboveT2 with η3 = ⊥ is AboveT1, so the same variant).
 """
 
 from __future__ import annotations
@@ -121,8 +121,8 @@ def above_t1(noise, q, *, epsilon, T=2.0):
 
 
 @sketch(holes=("η1", "η2", "η3"), neighbors=all_differ(1), domain=INDEXED,
-        output=Output.numeric(), args={"T": 2.0}, textbook=[("2/ε", "4/ε", "⊥")],
-        name="above_t2", **GAMMA)
+        output=Output.numeric(), args={"T": 2.0},
+        textbook=[("2/ε", "4/ε", "⊥"), ("3/ε", "3/ε", "⊥")], name="above_t2", **GAMMA)
 def above_t2(noise, q, *, epsilon, T=2.0):
     """AboveT2 (Fig. 3b): AboveT1 with a third location on the answer."""
     return _above(noise, q, T) + noise.hole("η3")
@@ -156,12 +156,16 @@ PAPER_TABLE = {
 
 
 def get(name: str):
-    """The sketch named ``name`` (``kolahal.svt`` or ``svt``)."""
+    """The sketch named ``name`` (``kolahal.svt`` or ``svt``, ``textbook.prefix_sums``)."""
     from ..core.errors import PrivetError
+    from .textbook_sketches import SKETCHES as TEXTBOOK_SKETCHES
 
-    key = name if name.startswith("kolahal.") else f"kolahal.{name}"
-    if key not in SKETCHES:
+    every = {**SKETCHES, **TEXTBOOK_SKETCHES}
+    key = name if "." in name else f"kolahal.{name}"
+    if key not in every and f"textbook.{name}" in every:
+        key = f"textbook.{name}"
+    if key not in every:
         raise PrivetError(
-            f"no sketch {name!r}; the library sketches are {', '.join(sorted(SKETCHES))}."
+            f"no sketch {name!r}; the library sketches are {', '.join(sorted(every))}."
         )
-    return SKETCHES[key]
+    return every[key]

@@ -12,6 +12,17 @@ Two libraries are covered, both optional (``pip install privet[libs]``):
   distribution of permute-and-flip), and the composed queries ``opendp.sum`` (clamp >> sum >>
   Laplace) and ``opendp.mean`` (sized bounded mean >> Laplace).
 
+The Gaussian family (issue 15; (ε, δ) and zCDP claims):
+
+* ``diffprivlib.gaussian`` (``mechanisms.Gaussian``, the classic σ, which the library
+  refuses for ε > 1), ``diffprivlib.gaussian_analytic`` (``GaussianAnalytic``),
+  ``diffprivlib.gaussian_discrete`` (``GaussianDiscrete``, integers);
+* ``opendp.gaussian`` (``make_gaussian``: a ρ-zCDP claim, ρ = ``map(1)``) and
+  ``opendp.gaussian_approx`` (the same measurement through ``make_zCDP_to_approxDP`` and
+  ``make_fix_delta(1e-3)``: the (ε, δ) OpenDP itself derives);
+* ``pydp.gaussian`` -- Google's differential-privacy library through its Python wrapper
+  (package ``python-dp``): ``GaussianMechanism(epsilon, delta, sensitivity).add_noise``.
+
 Misuses, each one argument away from a sound call:
 
 * ``diffprivlib.mean_unbounded``: ``tools.mean`` *without* ``bounds`` (the library warns with
@@ -21,7 +32,12 @@ Misuses, each one argument away from a sound call:
 * ``opendp.mean_din1``: the sized mean's epsilon read off ``map(1)``, although changing one
   record of a sized dataset is symmetric distance 2;
 * ``opendp.exponential_monotonic``: ``linf_distance(monotonic=True)`` on scores that move
-  in opposite directions.
+  in opposite directions;
+* ``diffprivlib.gaussian_histogram``: ``GaussianAnalytic(sensitivity=1)`` applied to each
+  count of a two-bin histogram, while replacing a record moves both counts (L2 sensitivity
+  sqrt(2));
+* ``opendp.gaussian_rho_as_epsilon``: ``make_gaussian``'s ``map(1)`` (a zCDP ρ) read as a
+  pure ε, as one would for ``make_laplace``.
 
 Each adapter carries the claimed epsilon exactly as the library states it (diffprivlib: its
 ``epsilon`` parameter; OpenDP: ``measurement.map(d_in)``), the neighbor relation the
@@ -71,8 +87,10 @@ from ..core.neighbors import Neighbors, add_remove, all_differ, replace_one
 from ..core.noise import Noise, Sampler
 from ._common import INDEXED, index_categories
 
-LIBRARIES = ("diffprivlib", "opendp")
-_LABEL = {"diffprivlib": "IBM diffprivlib", "opendp": "OpenDP"}
+LIBRARIES = ("diffprivlib", "opendp")   # the libraries with Laplace-family adapters; plus pydp
+_LABEL = {"diffprivlib": "IBM diffprivlib", "opendp": "OpenDP",
+          "pydp": "Google differential-privacy (python-dp)"}
+_DIST = {"pydp": "python-dp"}  # distribution names that differ from the import name
 
 
 # -- importing the libraries ------------------------------------------------------------------
@@ -80,6 +98,8 @@ _LABEL = {"diffprivlib": "IBM diffprivlib", "opendp": "OpenDP"}
 def _import(library: str) -> Any:
     """The library's module, or one sentence saying how to install it."""
     try:
+        if library == "pydp":
+            return importlib.import_module("pydp.algorithms.numerical_mechanisms")
         if library == "opendp":
             module = importlib.import_module("opendp.prelude")
             module.enable_features("contrib")
@@ -104,7 +124,7 @@ def available(library: str) -> bool:
 def version(library: str) -> str:
     """The installed version of ``library`` (``diffprivlib`` or ``opendp``)."""
     try:
-        return importlib.metadata.version(library)
+        return importlib.metadata.version(_DIST.get(library, library))
     except importlib.metadata.PackageNotFoundError:
         raise UnsupportedError(
             f"{_LABEL[library]} is not installed; install privet[libs]."
@@ -139,6 +159,7 @@ class _DiffprivlibRunner:
     sensitivity: float = 1.0
     bounds: tuple[float, float] | None = None
     monotonic: bool = False
+    delta: float = 0.0
 
     def __call__(self, noise: Noise, x: np.ndarray, *, epsilon: float, **_: Any) -> np.ndarray:
         _need_sampler(noise, self.name)
@@ -160,6 +181,22 @@ class _DiffprivlibRunner:
                                               utility=[float(u) for u in x],
                                               monotonic=self.monotonic, random_state=rs)
             return np.fromiter((mech.randomise() for _ in range(n)), np.int64, count=n)
+        if self.what in ("gaussian", "gaussian_analytic"):
+            cls = dpl.mechanisms.Gaussian if self.what == "gaussian" else \
+                dpl.mechanisms.GaussianAnalytic
+            mech = cls(epsilon=epsilon, delta=self.delta, sensitivity=self.sensitivity,
+                       random_state=rs)
+            if len(x) == 1:
+                value = float(x[0])
+                return np.fromiter((mech.randomise(value) for _ in range(n)), float, count=n)
+            vals = [float(v) for v in x]   # one scalar mechanism per entry (a histogram)
+            return np.array([[mech.randomise(v) for v in vals] for _ in range(n)])
+        if self.what == "gaussian_discrete":
+            mech = dpl.mechanisms.GaussianDiscrete(epsilon=epsilon, delta=self.delta,
+                                                   sensitivity=int(self.sensitivity),
+                                                   random_state=rs)
+            value = int(x[0])
+            return np.fromiter((mech.randomise(value) for _ in range(n)), np.int64, count=n)
         if self.what == "mean":
             data = np.asarray(x, dtype=float)
             bounds = tuple(self.bounds) if self.bounds is not None else None
@@ -269,6 +306,111 @@ def diffprivlib_mean(epsilon: float = 1.0, bounds: tuple[float, float] | None = 
     )
 
 
+def diffprivlib_gaussian(epsilon: float = 0.5, delta: float = 1e-3, sensitivity: float = 1.0,
+                         analytic: bool = False) -> Mechanism:
+    """``diffprivlib.mechanisms.Gaussian`` (classic σ; the library refuses ε > 1) or, with
+    ``analytic=True``, ``GaussianAnalytic`` (Balle & Wang's σ), ``.randomise(x[0])``:
+    (ε, δ)-DP for inputs that differ by at most ``sensitivity``."""
+    from ..stats.profiles import analytic_sigma, classic_sigma, gaussian_delta, gaussian_epsilon
+
+    _import("diffprivlib")
+    what = "gaussian_analytic" if analytic else "gaussian"
+    sigma = analytic_sigma(epsilon, delta, sensitivity) if analytic else \
+        classic_sigma(epsilon, delta, sensitivity)
+    mu = float(sensitivity) / sigma
+    return Mechanism(
+        fn=_DiffprivlibRunner(what, f"diffprivlib.{what}", float(sensitivity),
+                              delta=float(delta)),
+        name=f"diffprivlib.{what}", epsilon=float(epsilon), delta=float(delta),
+        neighbors=all_differ(float(sensitivity)), domain=Domain(length=1),
+        output=Output.numeric(), kind="blackbox", true_epsilon=gaussian_epsilon(delta, mu),
+        true_delta=gaussian_delta(epsilon, mu), source=_source("diffprivlib"),
+        description=f"diffprivlib {'GaussianAnalytic' if analytic else 'Gaussian'}("
+                    f"epsilon={epsilon:g}, delta={delta:g}, sensitivity={sensitivity:g})"
+                    ".randomise(x)")
+
+
+def diffprivlib_gaussian_histogram(epsilon: float = 1.0, delta: float = 1e-3) -> Mechanism:
+    """The misuse ``diffprivlib.gaussian_histogram``: ``GaussianAnalytic(epsilon, delta,
+    sensitivity=1)`` on each count of a two-bin histogram. Replacing one record takes one
+    from a bin and adds one to the other, so both counts move (``all_differ(1)`` on two
+    counts: L2 sensitivity sqrt(2)); the claim holds only for sensitivity 1."""
+    from ..stats.profiles import analytic_sigma, gaussian_delta, gaussian_epsilon
+
+    _import("diffprivlib")
+    name = "diffprivlib.gaussian_histogram"
+    mu = math.sqrt(2) / analytic_sigma(epsilon, delta, 1.0)
+    return Mechanism(
+        fn=_DiffprivlibRunner("gaussian_analytic", name, 1.0, delta=float(delta)), name=name,
+        epsilon=float(epsilon), delta=float(delta), neighbors=all_differ(1.0),
+        domain=Domain(length=2, integer=True, low=0), output=Output.numeric(length=2),
+        kind="blackbox", true_epsilon=gaussian_epsilon(delta, mu),
+        true_delta=gaussian_delta(epsilon, mu), source=_source("diffprivlib"),
+        description=f"diffprivlib GaussianAnalytic(epsilon={epsilon:g}, delta={delta:g}, "
+                    "sensitivity=1) on each count of a 2-bin histogram (replace one record)")
+
+
+def diffprivlib_gaussian_discrete(epsilon: float = 1.0, delta: float = 1e-3) -> Mechanism:
+    """``diffprivlib.mechanisms.GaussianDiscrete(epsilon, delta, sensitivity=1)
+    .randomise(x[0])`` on integers: the discrete Gaussian of Canonne, Kamath, Steinke."""
+    from ..stats.profiles import discrete_gaussian_delta
+
+    dpl = _import("diffprivlib")
+    name = "diffprivlib.gaussian_discrete"
+    scale = dpl.mechanisms.GaussianDiscrete(epsilon=epsilon, delta=delta, sensitivity=1)._scale
+    return Mechanism(
+        fn=_DiffprivlibRunner("gaussian_discrete", name, 1.0, delta=float(delta)), name=name,
+        epsilon=float(epsilon), delta=float(delta), neighbors=all_differ(1.0),
+        domain=Domain(length=1, integer=True), output=Output.numeric(integer=True),
+        kind="blackbox", true_delta=discrete_gaussian_delta(epsilon, scale * scale),
+        source=_source("diffprivlib"),
+        description=f"diffprivlib GaussianDiscrete(epsilon={epsilon:g}, delta={delta:g}, "
+                    "sensitivity=1).randomise(x)")
+
+
+# -- Google's library through python-dp --------------------------------------------------------
+
+@dataclass(frozen=True)
+class _PyDPRunner:
+    """Picklable runner: ``GaussianMechanism(epsilon, delta, sensitivity).add_noise``, one
+    call per sample; the library draws from its own secure generator (no seeding)."""
+
+    name: str
+    epsilon: float
+    delta: float
+    sensitivity: float
+
+    def __call__(self, noise: Noise, x: np.ndarray, **_: Any) -> np.ndarray:
+        _need_sampler(noise, self.name)
+        nm = importlib.import_module("pydp.algorithms.numerical_mechanisms")
+        mech = nm.GaussianMechanism(epsilon=self.epsilon, delta=self.delta,
+                                    sensitivity=self.sensitivity)
+        value = float(x[0])
+        return np.fromiter((mech.add_noise(value) for _ in range(noise.size)), float,
+                           count=noise.size)
+
+
+def pydp_gaussian(epsilon: float = 1.0, delta: float = 1e-3, sensitivity: float = 1.0
+                  ) -> Mechanism:
+    """Google's ``GaussianMechanism(epsilon, delta, sensitivity).add_noise(x[0])`` (python-dp):
+    analytic calibration (its σ rounds Balle & Wang's up)."""
+    from ..stats.profiles import gaussian_delta, gaussian_epsilon
+
+    _import("pydp")
+    nm = importlib.import_module("pydp.algorithms.numerical_mechanisms")
+    sigma = nm.GaussianMechanism(epsilon=epsilon, delta=delta, sensitivity=sensitivity).std
+    mu = float(sensitivity) / float(sigma)
+    name = "pydp.gaussian"
+    return Mechanism(
+        fn=_PyDPRunner(name, float(epsilon), float(delta), float(sensitivity)), name=name,
+        epsilon=float(epsilon), delta=float(delta), neighbors=all_differ(float(sensitivity)),
+        domain=Domain(length=1), output=Output.numeric(), kind="blackbox",
+        true_epsilon=gaussian_epsilon(delta, mu), true_delta=gaussian_delta(epsilon, mu),
+        source=_source("pydp"), passes_epsilon=False,
+        description=f"python-dp GaussianMechanism(epsilon={epsilon:g}, delta={delta:g}, "
+                    f"sensitivity={sensitivity:g}).add_noise(x)")
+
+
 # -- OpenDP -------------------------------------------------------------------------------------
 
 def _params(**kw: Any) -> tuple:
@@ -293,6 +435,13 @@ def _opendp_measurement(what: str, params: tuple, batch: bool = False) -> Any:
             space = atom, dp.absolute_distance(T=t)
         make = dp.m.make_laplace if what == "laplace" else dp.m.make_geometric
         return make(*space, scale=float(p["scale"]))
+    if what == "gaussian":
+        atom = dp.atom_domain(T=float, nan=False)
+        if batch:
+            space = dp.vector_domain(atom), dp.l2_distance(T=float)
+        else:
+            space = atom, dp.absolute_distance(T=float)
+        return dp.m.make_gaussian(*space, scale=float(p["scale"]))
     if what == "noisy_max":
         space = (dp.vector_domain(dp.atom_domain(T=float, nan=False)),
                  dp.linf_distance(T=float, monotonic=bool(p.get("monotonic", False))))
@@ -323,6 +472,10 @@ class _OpenDPRunner:
     def __call__(self, noise: Noise, x: np.ndarray, **_: Any) -> np.ndarray:
         _need_sampler(noise, self.name)
         n = noise.size
+        if self.what == "gaussian":   # per call: the vector form has no speed advantage
+            meas = _opendp_measurement(self.what, self.params)
+            v = float(x[0])
+            return np.fromiter((meas(v) for _ in range(n)), float, count=n)
         if self.what in ("laplace", "geometric"):
             meas = _opendp_measurement(self.what, self.params, batch=True)
             if self.what == "laplace":
@@ -336,14 +489,47 @@ class _OpenDPRunner:
 
 def _opendp_mech(what: str, name: str, params: tuple, d_in: Any, neighbors: Neighbors,
                  domain: Domain, output: Output, kind: str, description: str,
-                 true_epsilon: float | None) -> Mechanism:
+                 true_epsilon: float | None, **claim: Any) -> Mechanism:
     meas = _opendp_measurement(what, params)
-    claimed = float(meas.map(d_in))
+    if not claim:
+        claim = {"epsilon": float(meas.map(d_in))}
     return Mechanism(
-        fn=_OpenDPRunner(what, name, params), name=name, epsilon=claimed, neighbors=neighbors,
+        fn=_OpenDPRunner(what, name, params), name=name, neighbors=neighbors,
         domain=domain, output=output, kind=kind, true_epsilon=true_epsilon,
-        source=_source("opendp"), description=description, passes_epsilon=False,
+        source=_source("opendp"), description=description, passes_epsilon=False, **claim,
     )
+
+
+def opendp_gaussian(scale: float = 2.0, claim: str = "zcdp", delta: float = 1e-3
+                    ) -> Mechanism:
+    """``make_gaussian(atom_domain(T=float), absolute_distance(T=float), scale)``.
+
+    ``claim="zcdp"`` (``opendp.gaussian``): the claim OpenDP makes, ρ = ``map(1)`` =
+    1/(2 scale²) zCDP. ``"approx"`` (``opendp.gaussian_approx``): the (ε, δ) OpenDP derives
+    with ``make_fix_delta(make_zCDP_to_approxDP(m), delta).map(1)``. ``"rho_as_epsilon"``
+    (the misuse ``opendp.gaussian_rho_as_epsilon``): ``map(1)`` read as a pure ε."""
+    from ..stats.profiles import gaussian_epsilon
+
+    dp = _import("opendp")
+    params = _params(scale=float(scale))
+    meas = _opendp_measurement("gaussian", params)
+    rho = float(meas.map(1.0))
+    mu = 1.0 / float(scale)
+    if claim == "zcdp":
+        name, kw = "opendp.gaussian", {"rho": rho}
+        what = f"rho = map(1) = {rho:g} (zCDP)"
+    elif claim == "approx":
+        e, d = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(meas), float(delta)).map(1.0)
+        name, kw = "opendp.gaussian_approx", {"epsilon": float(e), "delta": float(d)}
+        what = f"(ε, δ) = make_fix_delta(make_zCDP_to_approxDP(m), {delta:g}).map(1)"
+    else:
+        name, kw = "opendp.gaussian_rho_as_epsilon", {"epsilon": rho}
+        what = f"map(1) = {rho:g} read as a pure ε"
+    true = gaussian_epsilon(kw.get("delta", 1e-5) or 1e-5, mu) if claim != "rho_as_epsilon" \
+        else math.inf
+    return _opendp_mech("gaussian", name, params, 1.0, all_differ(1.0), Domain(length=1),
+                        Output.numeric(), "blackbox",
+                        f"OpenDP make_gaussian(float, scale={scale:g}); {what}", true, **kw)
 
 
 def opendp_laplace(scale: float = 1.0, sensitivity: float = 1.0) -> Mechanism:
@@ -454,6 +640,16 @@ _FACTORIES: dict[str, tuple[str, Callable[[], Mechanism]]] = {
     "opendp.sum": ("opendp", opendp_sum),
     "opendp.mean": ("opendp", opendp_mean),
     "opendp.mean_din1": ("opendp", lambda: opendp_mean(d_in=1)),
+    "diffprivlib.gaussian": ("diffprivlib", diffprivlib_gaussian),
+    "diffprivlib.gaussian_analytic": ("diffprivlib",
+                                      lambda: diffprivlib_gaussian(1.0, 1e-3, analytic=True)),
+    "diffprivlib.gaussian_discrete": ("diffprivlib", diffprivlib_gaussian_discrete),
+    "diffprivlib.gaussian_histogram": ("diffprivlib", diffprivlib_gaussian_histogram),
+    "opendp.gaussian": ("opendp", opendp_gaussian),
+    "opendp.gaussian_approx": ("opendp", lambda: opendp_gaussian(claim="approx")),
+    "opendp.gaussian_rho_as_epsilon": ("opendp",
+                                       lambda: opendp_gaussian(claim="rho_as_epsilon")),
+    "pydp.gaussian": ("pydp", pydp_gaussian),
 }
 
 NAMES: tuple[str, ...] = tuple(_FACTORIES)
@@ -516,10 +712,25 @@ AUDITS: dict[str, Audit] = {a.name: a for a in (
           "sized mean, one record replaced from one bound to the other, epsilon = map(2)"),
     Audit("opendp.mean_din1", "violation", (((0, 0, 0, 0, 0), (10, 0, 0, 0, 0)),),
           "the same mean with epsilon read off map(1)"),
+    Audit("diffprivlib.gaussian", "pass", ((((0,), (1,)),)), "classic σ at (0.5, 1e-3)"),
+    Audit("diffprivlib.gaussian_analytic", "pass", ((((0,), (1,)),)),
+          "analytic σ at (1, 1e-3)"),
+    Audit("diffprivlib.gaussian_discrete", "pass", ((((0,), (1,)),)),
+          "discrete Gaussian at (1, 1e-3), integers"),
+    Audit("diffprivlib.gaussian_histogram", "violation", ((((5, 5), (6, 4)),)),
+          "GaussianAnalytic(sensitivity=1) per count; replacing a record moves two counts"),
+    Audit("opendp.gaussian", "pass", ((((0,), (1,)),)), "make_gaussian, ρ = map(1) zCDP"),
+    Audit("opendp.gaussian_approx", "pass", ((((0,), (1,)),)),
+          "make_gaussian through make_zCDP_to_approxDP, make_fix_delta(1e-3)"),
+    Audit("opendp.gaussian_rho_as_epsilon", "violation", ((((0,), (1,)),)),
+          "make_gaussian's map(1) (a zCDP ρ) read as a pure ε"),
+    Audit("pydp.gaussian", "pass", ((((0,), (1,)),)), "GaussianMechanism at (1, 1e-3)"),
 )}
 
 
 __all__ = ["AUDITS", "Audit", "LIBRARIES", "NAMES", "available", "diffprivlib_exponential",
-           "diffprivlib_geometric", "diffprivlib_laplace", "diffprivlib_mean", "get",
-           "opendp_geometric", "opendp_laplace", "opendp_mean", "opendp_noisy_max",
-           "opendp_sum", "real_libraries", "version"]
+           "diffprivlib_gaussian", "diffprivlib_gaussian_discrete",
+           "diffprivlib_gaussian_histogram", "diffprivlib_geometric", "diffprivlib_laplace",
+           "diffprivlib_mean", "get", "opendp_gaussian", "opendp_geometric", "opendp_laplace",
+           "opendp_mean", "opendp_noisy_max", "opendp_sum", "pydp_gaussian", "real_libraries",
+           "version"]

@@ -29,23 +29,34 @@ from .._engine import make_callable
 from ..core.errors import InputError, ParameterError
 from ..core.mechanism import Mechanism
 from ..core.results import PufferfishVerdict
-from .scenario import EXAMPLES, Budget, Scenario, budget, load_spec, mechanism_scenario
+from .scenario import (
+    EXAMPLES,
+    MAX_K,
+    Budget,
+    Scenario,
+    budget,
+    load_spec,
+    mechanism_scenario,
+)
 
 METHODS = ("auto", "exact", "smt")
 
 
-def as_scenario(target: Any, inputs: Any = None, args: Mapping | None = None) -> Scenario:
-    """A Scenario from a Scenario, an example name, a spec path/mapping or a Mechanism."""
+def as_scenario(target: Any, inputs: Any = None, args: Mapping | None = None, *,
+                allow_code: bool = False) -> Scenario:
+    """A Scenario from a Scenario, an example name, a spec path/mapping or a Mechanism.
+
+    A spec never runs code unless ``allow_code`` (see :func:`.scenario.load_spec`)."""
     if isinstance(target, Scenario):
         return target
     if isinstance(target, Mechanism):
         return mechanism_scenario(target, inputs=inputs, args=args)
     if isinstance(target, Mapping):
-        return load_spec(target)
+        return load_spec(target, allow_code=allow_code)
     if isinstance(target, (str, Path)):
         if str(target) in EXAMPLES:
             return EXAMPLES[str(target)]()
-        return load_spec(target)
+        return load_spec(target, allow_code=allow_code)
     raise InputError(f"cannot check {target!r}: give a Scenario, a spec file, an example name "
                      f"({', '.join(EXAMPLES)}) or a discrete privet mechanism.")
 
@@ -82,7 +93,8 @@ def check_length(sc: Scenario, eps: Budget, k: int, *, method: str = "auto",
 def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
                k_min: int = 1, timeout: float = 60.0, method: str = "auto",
                query_timeout: float = 2.0, inputs: Any = None, args: Mapping | None = None,
-               progress: bool = False, symmetry: str = "auto") -> PufferfishVerdict:
+               progress: bool = False, symmetry: str = "auto",
+               allow_code: bool = False) -> PufferfishVerdict:
     """Check epsilon-Pufferfish privacy of a scenario for observation lengths k_min..k_max.
 
     ``target``: a :class:`~.scenario.Scenario`, a spec file (YAML/JSON) or mapping, an
@@ -94,24 +106,30 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
     ``exact`` or ``smt`` (always Algorithm 1). ``timeout`` bounds each length's solving.
     ``symmetry``: ``auto`` lets Algorithm 1 check one pair per orbit of the scenario's
     declared symmetries after verifying them exactly (:mod:`.symmetry`; recorded in
-    ``details['symmetry']``), ``none`` checks every pair.
+    ``details['symmetry']``), ``none`` checks every pair. ``allow_code``: let a spec's
+    ``mechanism: FILE.py:NAME`` import and run that file (refused by default: a spec is data).
 
-    The verdict stops at the first violating length; "unknown" when a solver gave up.
+    The verdict stops at the first violating length; "unknown" when a solver gave up, and
+    "unknown" with ``details['interrupted']`` when Ctrl-C stopped it (the lengths finished
+    are kept).
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
     if symmetry not in ("auto", "none"):
         raise ParameterError(f"symmetry must be 'auto' or 'none', got {symmetry!r}.")
+    for value, what in ((timeout, "timeout"), (query_timeout, "query_timeout")):
+        if not (isinstance(value, (int, float)) and 0 < value < float("inf")):
+            raise ParameterError(f"{what} must be a positive number of seconds, got {value!r}.")
     t0 = time.perf_counter()
-    sc = as_scenario(target, inputs=inputs, args=args)
+    sc = as_scenario(target, inputs=inputs, args=args, allow_code=allow_code)
     eps_in = epsilon if epsilon is not None else sc.epsilon
     if eps_in is None:
         raise ParameterError("give epsilon (for example 0.7 or ln(2)); the scenario has none.")
     eps = budget(eps_in)
     kmax = int(k_max if k_max is not None else sc.k)
-    if kmax < 1 or k_min < 1 or k_min > kmax:
-        raise ParameterError(f"observation lengths must satisfy 1 <= k_min <= k_max, got "
-                             f"{k_min}..{kmax}.")
+    if kmax < 1 or k_min < 1 or k_min > kmax or kmax > MAX_K:
+        raise ParameterError(f"observation lengths must satisfy 1 <= k_min <= k_max <= "
+                             f"{MAX_K}, got {k_min}..{kmax}.")
     per_k = []
     solvers = []
     last: dict = {}
@@ -137,12 +155,14 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
     except KeyboardInterrupt:
         status = "unknown"
         last = {"message": "interrupted"}
-        k_done = len(per_k)
+        k_done = k_min + len(per_k)
     finally:
         if bar is not None:
             bar[0].stop()
     details: dict = {"lengths": per_k, "kind": sc.kind, "pairs": len(sc.pairs),
                      "states": sc.hmm.n_states, "observations": len(sc.hmm.observations)}
+    if last.get("message") == "interrupted":
+        details["interrupted"] = True
     if status == "unknown":
         details["verified_up_to"] = k_done - 1
     if last.get("smt"):  # Algorithm 1 details of the last length (symmetry reduction, ...)

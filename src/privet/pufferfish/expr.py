@@ -18,8 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.errors import ParameterError
-
-_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+from ..core.safe import check_expression, literal, parse_rational
 
 
 @dataclass(frozen=True)
@@ -40,40 +39,19 @@ class Expr:
 
 
 def parse(text: str) -> Expr:
-    """Parse ``text`` into an :class:`Expr`; :class:`ParameterError` on anything else."""
-    try:
-        tree = ast.parse(str(text).strip(), mode="eval").body
-    except SyntaxError:
-        raise ParameterError(f"cannot read the expression {text!r}; use numbers, parameter "
-                             "names and + - * / ** only.") from None
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.BinOp):
-            if not isinstance(node.op, _BINOPS):
-                raise ParameterError(f"operator not allowed in {text!r}; use + - * / **.")
-            if isinstance(node.op, ast.Pow) and not (
-                isinstance(node.right, ast.Constant) and isinstance(node.right.value, int)
-                and node.right.value >= 0
-            ):
-                raise ParameterError(f"only non-negative integer powers are allowed in {text!r}.")
-        elif isinstance(node, ast.UnaryOp):
-            if not isinstance(node.op, (ast.USub, ast.UAdd)):
-                raise ParameterError(f"operator not allowed in {text!r}.")
-        elif isinstance(node, ast.Constant):
-            if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-                raise ParameterError(f"only numeric constants are allowed in {text!r}.")
-        elif not isinstance(node, (ast.operator, ast.unaryop, ast.Load)):
-            raise ParameterError(
-                f"{type(node).__name__} is not allowed in the expression {text!r}."
-            )
+    """Parse ``text`` into an :class:`Expr`; :class:`ParameterError` on anything else.
+
+    The syntax and its bounds (length, literal digits, total power) are those of
+    :func:`privet.core.safe.check_expression`, so ``3**999999999`` is refused before any
+    evaluation."""
+    tree = check_expression(text, "expression")
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     return Expr(str(text).strip(), tree, frozenset(names))
 
 
 def _eval(node: ast.AST, env: Mapping[str, Any], const: Callable) -> Any:
     if isinstance(node, ast.Constant):
-        return const(Fraction(str(node.value)))
+        return const(literal(node.value))
     if isinstance(node, ast.Name):
         try:
             return env[node.id]
@@ -91,6 +69,8 @@ def _eval(node: ast.AST, env: Mapping[str, Any], const: Callable) -> Any:
             out = out * a
         return out
     b = _eval(node.right, env, const)
+    if isinstance(node.op, ast.Div) and isinstance(b, Fraction) and b == 0:
+        raise ParameterError("an expression divides by zero.")
     if isinstance(node.op, ast.Add):
         return a + b
     if isinstance(node.op, ast.Sub):
@@ -119,8 +99,8 @@ def entry(value: Any) -> Fraction | Expr:
     if isinstance(value, str):
         text = value.strip()
         try:
-            return Fraction(text)
-        except (ValueError, ZeroDivisionError):
+            return parse_rational(text)
+        except ParameterError:
             pass
         e = parse(text)
         return e if e.names else Fraction(e.evaluate({}))

@@ -238,10 +238,12 @@ def finite_inputs(mech: Mechanism, inputs: Sequence | None = None, limit: int = 
             "domain (integer entries, finite low/high, fixed length) or an explicit list of "
             "inputs."
         )
-    count = int(d.high - d.low + 1) ** d.length
-    if count > limit:
-        raise InputError(f"the domain of {mech.name!r} has {count:,} inputs, above the limit of "
-                         f"{limit:,}; pass the inputs to model.")
+    from ..core.safe import power_count, power_text
+
+    size = int(d.high - d.low + 1)
+    if power_count(size, d.length) > limit:
+        raise InputError(f"the domain of {mech.name!r} has {power_text(size, d.length)} "
+                         f"inputs, above the limit of {limit:,}; pass the inputs to model.")
     vals = range(int(d.low), int(d.high) + 1)
     return [tuple(v) for v in itertools.product(vals, repeat=d.length)]
 

@@ -17,7 +17,6 @@ Spec files (YAML or JSON) describe the same objects for ``privet pufferfish SPEC
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,7 +33,7 @@ from .hmm import HMM, Param, forward_exact, hmm, make_params, sample_values
 
 # -- privacy budgets -------------------------------------------------------------------------
 
-_LN = re.compile(r"^\s*(?:([0-9./]+)\s*\*?\s*)?(?:ln|log)\s*\(?\s*([0-9./]+)\s*\)?\s*$")
+_LOG = re.compile(r"ln|log")
 
 
 @dataclass(frozen=True)
@@ -73,32 +72,18 @@ class Budget:
 
 
 def budget(value: Any) -> Budget:
-    """Parse ``0.7``, ``"ln(2)"``, ``"4*ln(2)"``, ``"4 ln 2"``, ``"ln(288/73)"`` or a Budget."""
+    """Parse ``0.7``, ``"ln(2)"``, ``"4*ln(2)"``, ``"4 ln 2"``, ``"ln(288/73)"`` or a Budget
+    (bounded: :func:`privet.core.safe.parse_epsilon`)."""
     import math
+
+    from ..core.safe import parse_epsilon
 
     if isinstance(value, Budget):
         return value
-    if isinstance(value, str):
-        m = _LN.match(value)
-        if m:
-            a = Fraction(m.group(1)) if m.group(1) else Fraction(1)
-            b = Fraction(m.group(2))
-            if b <= 1 or a <= 0:
-                raise ParameterError(f"epsilon {value!r} must be positive.")
-            eps = float(a) * math.log(b.numerator) - float(a) * math.log(b.denominator)
-            factor = b ** a.numerator if a.denominator == 1 else None
-            return Budget(value.strip(), eps, factor)
-        try:
-            value = float(value)
-        except ValueError:
-            raise ParameterError(f"cannot read epsilon {value!r}; give a number or ln(x).") \
-                from None
-    try:
-        eps = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"cannot read epsilon {value!r}.") from None
-    if not (eps > 0 and math.isfinite(eps)):
-        raise ParameterError(f"epsilon must be a positive finite number, got {value!r}.")
+    read = parse_epsilon(value)
+    if isinstance(value, str) and _LOG.search(value):
+        return Budget(read.text, read.value, read.factor)
+    eps = read.value
     # A float such as math.log(2) stands for ln 2: it is 2e-17 below it, and checking the
     # float literally would call the ln 2-DP geometric mechanism a violation. When e^eps is
     # within 1e-12 (relative) of a rational with a small denominator, use that rational
@@ -438,45 +423,184 @@ BUILTIN_MODELS: dict[str, Callable[..., HMM]] = {
 
 # -- spec files --------------------------------------------------------------------------------
 
-def load_spec(source: str | Path | Mapping) -> Scenario:
+MAX_K = 200                     # observation lengths of a spec or --k-max
+MAX_MODEL_ENTRIES = 2_000_000   # transition + emission entries of a built-in model
+
+SPEC_KEYS = ("example", "model", "parameters", "prior", "secrets", "pairs", "dp", "name", "k",
+             "epsilon", "mechanism", "inputs", "args", "description")
+
+
+def _count_arg(low: int, high: int) -> Callable[[Any, str], int]:
+    def check(v: Any, where: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+            raise InputError(f"{where} must be a whole number from {low:,} to {high:,}, "
+                             f"got {_shown(v)}.")
+        return v
+    return check
+
+
+def _probability_arg(v: Any, where: str) -> Fraction:
+    from ..core.safe import parse_rational
+
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise InputError(f"{where} must be a number between 0 and 1, got {_shown(v)}.")
+    try:
+        q = parse_rational(str(v), where)
+    except ParameterError:
+        raise InputError(f"{where} must be a number between 0 and 1, got {_shown(v)}.") \
+            from None
+    if not 0 < q < 1:
+        raise InputError(f"{where} must be strictly between 0 and 1, got {_shown(v)}.")
+    return q
+
+
+# built-in models: their arguments (checked and converted) and their number of entries
+BUILTIN_ARGS: dict[str, dict[str, Callable[[Any, str], Any]]] = {
+    "truncated_geometric": {"alpha": _probability_arg, "n": _count_arg(1, 10**6)},
+    "noisy_max": {"n": _count_arg(1, 64), "alpha": _probability_arg,
+                  "values": _count_arg(1, 10**6)},
+    "above_threshold": {},
+}
+BUILTIN_ENTRIES: dict[str, Callable[[dict], float]] = {
+    "truncated_geometric": lambda a: float(a.get("n", 2) + 2) ** 2,
+    "noisy_max": lambda a: 2.0 * float(a.get("values", 3)) ** (2 * a.get("n", 3)),
+    "above_threshold": lambda a: 0.0,
+}
+
+
+def _shown(v: Any) -> str:
+    text = repr(v) if isinstance(v, (str, int, float, bool)) or v is None else \
+        f"a {type(v).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def load_spec(source: str | Path | Mapping, *, allow_code: bool = False) -> Scenario:
     """A scenario from a YAML/JSON file (path) or an already-parsed mapping.
 
     Keys: ``example`` (a built-in: ex2..ex6, noisy_max, above_threshold), or ``model``
     (``{builtin: name, ...args}`` or ``{states, observations, transition, emission}``),
     ``parameters`` (``{p: [0, 1]}``, open intervals), and either ``prior`` + ``secrets``
     (+ ``pairs``) for Pufferfish, or ``dp: {inputs: {name: state}, pairs: [[a, b], ...]}``.
-    Optional: ``name``, ``k``, ``epsilon`` (e.g. ``ln(2)``), ``mechanism`` (a library
-    mechanism name or module:name, checked for DP through :func:`models.from_mechanism`).
+    Optional: ``name``, ``k`` (1..:data:`MAX_K`), ``epsilon`` (e.g. ``ln(2)``),
+    ``mechanism`` (a library mechanism name, checked for DP through
+    :func:`models.from_mechanism`).
+
+    A spec is data: reading it never runs code. ``mechanism: FILE.py:NAME`` or
+    ``MODULE:NAME`` would import and run that code, so it is refused unless
+    ``allow_code=True`` (the CLI's ``--allow-code``). Files are read with the bounds of
+    :mod:`privet.core.safe` (size, nesting, YAML aliases, numbers, expressions).
     """
+    from ..core.safe import MAX_SPEC_BYTES, load_json, load_yaml, read_text
+
     if isinstance(source, Mapping):
         spec = dict(source)
     else:
         path = Path(source)
-        if not path.exists():
-            raise InputError(f"spec file {str(path)!r} does not exist.")
-        text = path.read_text()
-        try:
-            if path.suffix.lower() == ".json":
-                spec = json.loads(text)
-            else:
-                import yaml
-
-                spec = yaml.safe_load(text)
-        except Exception as err:
-            raise InputError(f"cannot parse {str(path)!r}: {err}".split("\n")[0]) from None
+        text = read_text(path, "spec file", MAX_SPEC_BYTES)
+        what = f"spec file {str(path)!r}"
+        spec = load_json(text, what) if path.suffix.lower() == ".json" else \
+            load_yaml(text, what)
     if not isinstance(spec, Mapping):
         raise InputError("a pufferfish spec must be a mapping of keys (model, prior, ...).")
-    return from_spec(spec)
+    return from_spec(spec, allow_code=allow_code)
 
 
-def from_spec(spec: Mapping) -> Scenario:
-    """See :func:`load_spec`."""
-    known = {"example", "model", "parameters", "prior", "secrets", "pairs", "dp", "name", "k",
-             "epsilon", "mechanism", "inputs", "args", "description"}
-    extra = set(spec) - known
+def from_spec(spec: Mapping, *, allow_code: bool = False) -> Scenario:
+    """See :func:`load_spec`. The spec's shape is checked first (each key's type and
+    bounds); anything else malformed while building the scenario is one sentence too."""
+    _check_spec(spec, allow_code)
+    try:
+        return _build(spec)
+    except (InputError, ParameterError):
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError,
+            OverflowError, RecursionError) as err:
+        from ..cli_support import _oneline
+
+        raise InputError(f"the spec is malformed: {_oneline(err)}") from None
+
+
+def _check_spec(spec: Mapping, allow_code: bool) -> None:
+    """Types and bounds of every key, before anything is built."""
+    extra = [str(k) for k in spec if k not in SPEC_KEYS]
     if extra:
-        raise InputError(f"unknown key(s) in the spec: {', '.join(sorted(extra))}; known: "
-                         f"{', '.join(sorted(known))}.")
+        raise InputError(f"unknown key(s) in the spec: {', '.join(sorted(extra))[:200]}; known: "
+                         f"{', '.join(sorted(SPEC_KEYS))}.")
+
+    def need(key: str, types: tuple, what: str) -> None:
+        if key in spec and not isinstance(spec[key], types):
+            raise InputError(f"the spec's {key!r} must be {what}, got {_shown(spec[key])}.")
+
+    scalar = (str, int, float)
+    for key in ("name", "description", "example", "mechanism"):
+        need(key, scalar if key in ("name", "description") else (str,), "text")
+    for key in ("model", "parameters", "prior", "secrets", "dp", "args"):
+        need(key, (Mapping,), "a mapping of keys to values")
+    for key in ("pairs", "inputs"):
+        need(key, (list,), "a list")
+    if "k" in spec:
+        _count_arg(1, MAX_K)(spec["k"], "the spec's 'k' (the longest observation sequence)")
+    if "epsilon" in spec:
+        budget(spec["epsilon"])
+    if "mechanism" in spec and ":" in spec["mechanism"] and not allow_code:
+        raise InputError(
+            f"the spec names code to run (mechanism: {_shown(spec['mechanism'])}), but a spec "
+            "is data and privet runs only the target you name on the command line: give that "
+            "mechanism as the target, or pass --allow-code (allow_code=True) to let this spec "
+            "import and run it.")
+    if "dp" in spec:
+        dp = spec["dp"]
+        if not isinstance(dp.get("inputs"), Mapping) or not isinstance(dp.get("pairs"), list):
+            raise InputError("the spec's 'dp' needs 'inputs' (data set: state) and 'pairs' "
+                             "(a list of [data set, data set]).")
+        _check_pairs(dp["pairs"], "the spec's dp pairs")
+    if "pairs" in spec:
+        _check_pairs(spec["pairs"], "the spec's 'pairs'")
+    model = spec.get("model")
+    if isinstance(model, Mapping) and "builtin" in model:
+        _builtin_args(model)
+    elif isinstance(model, Mapping):
+        for key in ("states", "observations"):
+            if key in model and not isinstance(model[key], list):
+                raise InputError(f"the model's {key!r} must be a list of labels.")
+        for key in ("transition", "emission"):
+            if key in model and not isinstance(model[key], (Mapping, list)):
+                raise InputError(f"the model's {key!r} must be a matrix (list of rows) or a "
+                                 "mapping of state: {label: probability}.")
+
+
+def _check_pairs(pairs: Any, where: str) -> None:
+    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2
+                                              for p in pairs):
+        raise InputError(f"{where} must be a list of pairs like [a, b].")
+
+
+def _builtin_args(model: Mapping) -> dict:
+    """The checked and converted arguments of a built-in model, refused when it would be
+    larger than :data:`MAX_MODEL_ENTRIES`."""
+    b = model["builtin"]
+    if not isinstance(b, str) or b not in BUILTIN_MODELS:
+        raise InputError(f"unknown builtin model {_shown(b)}; choose one of "
+                         f"{', '.join(BUILTIN_MODELS)}.")
+    schema = BUILTIN_ARGS[b]
+    kwargs = {}
+    for key, value in model.items():
+        if key == "builtin":
+            continue
+        if key not in schema:
+            known = ", ".join(schema) or "none"
+            raise InputError(f"the builtin model {b!r} takes no argument {_shown(key)}; its "
+                             f"arguments: {known}.")
+        kwargs[key] = schema[key](value, f"the model's {key!r}")
+    size = BUILTIN_ENTRIES[b](kwargs)
+    if size > MAX_MODEL_ENTRIES:
+        raise InputError(f"the builtin model {b!r} with {kwargs} has about {size:.3g} "
+                         f"probabilities, above the limit of {MAX_MODEL_ENTRIES:,}; choose "
+                         "smaller arguments.")
+    return kwargs
+
+
+def _build(spec: Mapping) -> Scenario:
     if "example" in spec:
         ex = str(spec["example"])
         if ex not in EXAMPLES:
@@ -498,15 +622,7 @@ def from_spec(spec: Mapping) -> Scenario:
                          "emission), 'example' or 'mechanism'.")
     params = spec.get("parameters") or {}
     if "builtin" in model:
-        b = str(model["builtin"])
-        if b not in BUILTIN_MODELS:
-            raise InputError(f"unknown builtin model {b!r}; choose one of "
-                             f"{', '.join(BUILTIN_MODELS)}.")
-        kwargs = {k: v for k, v in model.items() if k != "builtin"}
-        for key in ("alpha",):
-            if key in kwargs:
-                kwargs[key] = Fraction(str(kwargs[key]))
-        h = BUILTIN_MODELS[b](**kwargs)
+        h = BUILTIN_MODELS[str(model["builtin"])](**_builtin_args(model))
     else:
         missing = [k for k in ("states", "observations", "transition", "emission")
                    if k not in model]

@@ -16,7 +16,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..core.results import to_json
+from ..core.results import interrupted, to_json
+
+INTERRUPTED_NOTE = ("INTERRUPTED (Ctrl-C): partial results -- only what finished before the "
+                    "stop is shown; nothing below is complete.")
 
 _CONSOLE: Console | None = None
 
@@ -49,6 +52,12 @@ def fmt_num(v: Any, digits: int = 4) -> str:
     return f"{f:.{digits}g}"
 
 
+def fmt_claim(claim: str | None, claimed_epsilon: Any = None) -> str:
+    """The claim as reports show it: its description when the result carries one (``(ε, δ) =
+    (1, 1e-05)``, ``ρ = 0.1 (zCDP)``), else the claimed ε."""
+    return claim if claim else fmt_num(claimed_epsilon)
+
+
 def fmt_vec(v: Any) -> str:
     if v is None:
         return "—"
@@ -69,10 +78,17 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> 
 
 def emit(args: Any, result: Any, render) -> None:
     """What every engine subcommand prints: ``result`` as JSON under ``--json``, else
-    ``render(result)`` (a rich renderable); then the ``--html`` report when asked."""
+    ``render(result)`` (a rich renderable); then the ``--html`` report when asked.
+
+    A result Ctrl-C cut short (:func:`privet.core.results.interrupted`) is marked in all
+    three, and ``args.interrupted`` is set so the command exits 130."""
+    if interrupted(result):
+        args.interrupted = True
     if getattr(args, "json", False):
         print(to_json(result))
     else:
+        if interrupted(result):
+            console().print(INTERRUPTED_NOTE, style="bold red", markup=False, highlight=False)
         console().print(render(result))
     from .html import save_from_cli
 
@@ -86,19 +102,26 @@ _RENDERERS = {
     "ExactBound": ("exact", "render_bound"), "AccuracyBound": ("exact", "render_accuracy"),
     "PufferfishVerdict": ("pufferfish", "render"), "SynthResult": ("synth", "render"),
     "SuiteResult": ("library", "suite_table"),
+    "CertifiedProfile": ("approx", "render_certified"),
+    "ExactProfile": ("approx", "render_exact_profile"),
     "PorosityResult": ("floats", "render_porosity"),
     "SensitivityResult": ("floats", "render_sensitivity"),
 }
 
 
 def render_any(result: Any) -> Any:
-    """The terminal rendering of any saved privet result (``privet report FILE.json``)."""
+    """The terminal rendering of any saved privet result (``privet report FILE.json``):
+    result types, and the JSON of ``privet list`` and ``privet sample``."""
     import importlib
 
     if isinstance(result, (list, tuple)):
         from rich.console import Group
 
         return Group(*[render_any(x) for x in result])
+    if isinstance(result, dict):
+        from .library import render_listing
+
+        return render_listing(result)
     name = type(result).__name__
     if name == "SuiteRow":
         from .library import suite_rows_table
@@ -108,3 +131,15 @@ def render_any(result: Any) -> Any:
         return repr(result)
     module, function = _RENDERERS[name]
     return getattr(importlib.import_module(f"{__name__}.{module}"), function)(result)
+
+
+def render_saved(result: Any) -> str:
+    """:func:`render_any` as text, rendered completely before anything is printed (a value
+    that cannot be rendered raises here, leaving no half-printed table); interrupted
+    results start with :data:`INTERRUPTED_NOTE`."""
+    c = console()
+    with c.capture() as cap:
+        if interrupted(result):
+            c.print(INTERRUPTED_NOTE, style="bold red", markup=False, highlight=False)
+        c.print(render_any(result))
+    return cap.get()

@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..cli_support import add_target_options
+from .. import cli_support as flags
 from ..core.results import Counterexample, DetectResult, PValueCurve
 from . import console as shared_console
 from . import emit
@@ -46,8 +46,12 @@ def counterexample_table(cx: Counterexample, title: str = "counterexample") -> T
     if cx.counts and cx.n:
         t.add_row("M(D1) in E", f"{cx.counts[0]:,} / {cx.n[0]:,}")
         t.add_row("M(D2) in E", f"{cx.counts[1]:,} / {cx.n[1]:,}")
+    d = (cx.details or {}).get("test_delta")
     if cx.test_epsilon is not None:
-        t.add_row("claim tested", f"P(M(D1) in E) <= e^{cx.test_epsilon:g} P(M(D2) in E)")
+        t.add_row("claim tested", f"P(M(D1) in E) <= e^{cx.test_epsilon:g} P(M(D2) in E)"
+                  + (f" + {d:.3g}" if d else ""))
+    if (cx.details or {}).get("null"):
+        t.add_row("null", f"{cx.details['null']}; {cx.details.get('test', '')}")
     t.add_row("p-value", _p(cx.p_value))
     pattern = cx.details.get("pattern") if cx.details else None
     if pattern:
@@ -84,8 +88,10 @@ def render(result: DetectResult) -> Group:
     head = Text()
     head.append(f"{result.mechanism}: ", style="bold")
     head.append(result.verdict, style=f"bold {color}")
-    head.append(f"  (test eps = {result.test_epsilon:g}, claimed eps = "
-                f"{_g(result.claimed_epsilon)}, arguments: {result.arg_path}, "
+    tested = f"test eps = {result.test_epsilon:g}" + (
+        f", test delta = {result.test_delta:.3g}" if result.test_delta else "")
+    claimed = result.claim or f"eps = {_g(result.claimed_epsilon)}"
+    head.append(f"  ({tested}, claimed {claimed}, arguments: {result.arg_path}, "
                 f"{result.seconds:.2f} s, seed {result.seed})")
     parts.append(head)
     selected = result.counterexample or result.details.get("selected")
@@ -134,26 +140,16 @@ def plot_curve(curves: PValueCurve | Sequence[PValueCurve], path: str, title: st
     ax.set_title(title or items[0].mechanism)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from .output import save_figure
+
+    try:
+        save_figure(fig, path)
+    finally:
+        plt.close(fig)
     return path
 
 
 # -- CLI -------------------------------------------------------------------------------------
-
-def _epsilons(spec: str) -> list[float]:
-    try:
-        a, b, k = spec.split(":")
-        lo, hi, n = float(a), float(b), int(k)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--test-epsilons takes a:b:k (k values from a to b), got {spec!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("--test-epsilons needs k >= 1.")
-    if n == 1:
-        return [lo]
-    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
-
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``privet detect TARGET ...`` to an argparse subparsers object."""
@@ -164,25 +160,32 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "suspicious output event and tests it on fresh samples.")
     if not any(a.dest == "target" for a in p._actions):
         p.add_argument("target", help="library name (statdp.svt) or MODULE:NAME / file.py:NAME")
-    p.add_argument("--epsilon", type=float, default=None,
+    p.add_argument("--epsilon", type=flags.epsilon, default=None,
                    help="test epsilon (default: the mechanism's claimed epsilon)")
-    p.add_argument("--claimed", type=float, default=None,
+    p.add_argument("--delta", type=flags.real("delta", 0.0, 1.0, high_open=True), default=None,
+                   help="test delta: test the (ε, δ) null P[M(D1)∈E] <= e^ε P[M(D2)∈E] + δ "
+                        "(default: the claim's δ; pure claims use StatDP's test)")
+    p.add_argument("--n-max", type=flags.count("the number of runs"), default=400_000_000,
+                   help="cap on the fresh runs per input of an (ε, δ) test (default 4e8)")
+    p.add_argument("--claimed", type=flags.epsilon, default=None,
                    help="run the mechanism with this claimed epsilon instead of its own")
-    p.add_argument("--test-epsilons", type=_epsilons, default=None, metavar="A:B:K",
-                   help="also compute the p-value curve at K test epsilons from A to B")
-    p.add_argument("--plot", default=None, metavar="FILE",
+    p.add_argument("--test-epsilons", type=flags.epsilon_range, default=None, metavar="A:B:K",
+                   help="also compute the p-value curve at K test epsilons from A to B "
+                        f"(A < B, K <= {flags.MAX_CURVE_POINTS})")
+    p.add_argument("--plot", default=None, metavar="FILE", type=flags.output_file("--plot"),
                    help="save the p-value curve (PNG) to FILE (needs --test-epsilons; "
                         "default 0.5..1.5 times the claimed epsilon)")
-    p.add_argument("--n-select", type=int, default=100_000,
+    p.add_argument("--n-select", type=flags.count("the number of samples"), default=100_000,
                    help="samples per input for event selection (default 100000)")
-    p.add_argument("--n-final", type=int, default=500_000,
+    p.add_argument("--n-final", type=flags.count("the number of samples"), default=500_000,
                    help="fresh samples per input for the final test (default 500000)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    add_target_options(p)
+    p.add_argument("--alpha", type=flags.probability("alpha"), default=0.05,
+                   help="significance level")
+    flags.add_target_options(p)
     if not any(a.dest == "json" for a in p._actions):
         p.add_argument("--json", action="store_true", help="print the result as JSON")
     if not any(a.dest == "seed" for a in p._actions):
-        p.add_argument("--seed", type=int, default=None, help="seed (replays a run)")
+        p.add_argument("--seed", type=flags.seed, default=None, help="seed (replays a run)")
     add_html_option(p)
     p.set_defaults(run=run_cli)
     return p
@@ -198,13 +201,16 @@ def run_cli(args: argparse.Namespace) -> int:
                        neighbors=getattr(args, "neighbors", None),
                        domain=getattr(args, "domain", None), length=getattr(args, "length", None))
     test_eps = getattr(args, "test_epsilons", None)
-    if getattr(args, "plot", None) and test_eps is None:
+    if getattr(args, "plot", None) and test_eps is None and getattr(args, "delta", None) \
+            is None and (mech.claim is None or mech.claim.kind == "pure"):
         base = args.epsilon or mech.epsilon or 1.0
-        test_eps = _epsilons(f"{0.5 * base}:{1.5 * base}:11")
+        test_eps = [base * (0.5 + 0.1 * i) for i in range(11)]
     as_json = bool(getattr(args, "json", False))
     result = detect(mech, args.epsilon, test_epsilons=test_eps, n_select=args.n_select,
                     n_final=args.n_final, alpha=args.alpha, seed=getattr(args, "seed", None),
-                    progress=not as_json, executor=getattr(args, "executor", None))
+                    progress=not as_json, executor=getattr(args, "executor", None),
+                    delta=getattr(args, "delta", None),
+                    n_max=getattr(args, "n_max", 400_000_000))
     if getattr(args, "plot", None) and result.curve is not None:
         plot_curve(result.curve, args.plot)
     emit(args, result, render)

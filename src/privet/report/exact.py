@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.table import Table
 
+from .. import cli_support as flags
 from ..core.results import AccuracyBound, ExactBound
 from . import emit
 from .html import add_html_option
@@ -42,6 +43,9 @@ def _vec(x: Any) -> str:
     return str(x)
 
 
+MAX_LENGTH = 100_000  # --length: the restricted sets of Sec. V scale to long inputs
+
+
 def render_bound(b: ExactBound) -> Table:
     """A rich table for an :class:`ExactBound` (tight epsilon, or delta for a given epsilon)."""
     is_delta = b.delta is not None
@@ -64,6 +68,8 @@ def render_bound(b: ExactBound) -> Table:
                                        f"P[M(x')=y] = {_num(probs[1])}")
     if b.details.get("interrupted") and not is_delta:
         t.add_row("verdict", "interrupted: the value is a lower bound from the triples checked")
+    elif b.claimed_epsilon is not None and not is_delta and b.claim and "δ" in b.claim:
+        t.add_row("verdict", f"claim {b.claim}: its δ is checked by privet exact --profile")
     elif b.claimed_epsilon is not None and not is_delta:
         if b.epsilon <= b.claimed_epsilon + 1e-12:
             verdict = f"verified: epsilon <= claimed {b.claimed_epsilon:g} on the checked domain"
@@ -76,8 +82,8 @@ def render_bound(b: ExactBound) -> Table:
     if "triples" in d:
         t.add_row("privacy set", f"{d.get('set', '')}: {d['triples']:,} triples, "
                                  f"{d.get('pairs', 0):,} input pairs")
-    t.add_row("backend", b.backend + (f", BDD size {d['bdd_size']} nodes" if "bdd_size" in d
-                                      else ""))
+    t.add_row("backend", d.get("backend_choice") or (
+        b.backend + (f", BDD size {d['bdd_size']} nodes" if "bdd_size" in d else "")))
     if b.seconds is not None:
         t.add_row("time", f"{b.seconds:.3f} s")
     return t
@@ -93,7 +99,8 @@ def render_accuracy(a: AccuracyBound) -> Table:
     for r, (x, v) in enumerate(a.top_k, 1):
         t.add_row(str(r), _vec(list(x)), _num(v))
     t.caption = (f"tight 1 - beta = {_num(a.one_minus_beta)} at {_vec(list(a.worst_input))}; "
-                 f"checked {a.domain}; backend {a.backend}"
+                 f"checked {a.domain}; backend "
+                 f"{a.details.get('backend_choice') or a.backend}"
                  + (f", BDD size {a.details['bdd_size']}" if "bdd_size" in a.details else "")
                  + (f"; {a.seconds:.3f} s" if a.seconds is not None else ""))
     return t
@@ -109,17 +116,33 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto",
                    choices=["auto", "enumerate", "bdd", "bdd-fixed"])
     p.add_argument("--fractions", action="store_true", help="exact rational probabilities")
-    p.add_argument("--delta-for", type=float, metavar="EPS",
+    p.add_argument("--delta-for", type=flags.epsilon, metavar="EPS",
                    help="smallest delta for this epsilon (hockey-stick divergence)")
-    p.add_argument("--accuracy", type=float, metavar="ALPHA",
+    p.add_argument("--profile", action="store_true",
+                   help="the whole privacy profile δ(ε), tight Rényi/zCDP values and an exact "
+                        "check of the claim (the default for (ε, δ) and zCDP claims)")
+    p.add_argument("--epsilons", type=flags.epsilon_grid, default=None, metavar="A:B:K",
+                   help="where the profile evaluates δ(ε): K values from A to B (default 0:3:31)")
+    p.add_argument("--accuracy", type=flags.real("alpha", 0.0, 1e300), metavar="ALPHA",
                    help="tight (alpha, beta)-accuracy instead of epsilon")
-    p.add_argument("--top-k", type=int, default=5, metavar="K", help="worst inputs to list")
-    p.add_argument("--length", type=int, metavar="N", help="input length, when open")
+    p.add_argument("--top-k", type=flags.count("the number of inputs", 1, 1_000_000),
+                   default=5, metavar="K", help="worst inputs to list")
+    p.add_argument("--length", type=flags.count("the input length", 1, MAX_LENGTH),
+                   metavar="N", help="input length, when open")
     p.add_argument("--set", default="exhaustive", choices=["exhaustive", "rr"],
                    help="privacy/accuracy set: exhaustive or randomized response (Sec. V)")
+    p.add_argument("--inputs", type=flags.input_list, default=None, metavar="X;X;...",
+                   help="check only these inputs, e.g. '0,0,1;0,1,1' or '[[0,0,1],[0,1,1]]' "
+                        "(default: the whole input domain)")
+    p.add_argument("--input-cap", type=flags.count("the input cap", 1, 2**40),
+                   default=None, metavar="N",
+                   help="refuse input domains with more than N inputs (default 65,536)")
+    p.add_argument("--max-memory", type=flags.memory_size, default=None, metavar="SIZE",
+                   help="refuse runs estimated to need more memory than SIZE (e.g. 8G; "
+                        "default half of the machine's memory)")
     p.add_argument("--no-progress", action="store_true")
     for flag, kw in (("--json", {"action": "store_true"}),
-                     ("--seed", {"type": int, "default": None})):
+                     ("--seed", {"type": flags.seed, "default": None})):
         try:
             p.add_argument(flag, **kw)
         except argparse.ArgumentError:  # the lead's parser already gives it
@@ -147,17 +170,32 @@ def run_cli(args: argparse.Namespace) -> int:
     target = _load(args.target)
     progress = not getattr(args, "no_progress", False) and not getattr(args, "json", False)
     common = dict(backend=args.backend, fractions=args.fractions, length=args.length,
-                  progress=progress)
+                  progress=progress, max_memory=args.max_memory)
+    if args.input_cap is not None:
+        common["input_cap"] = args.input_cap
+    if args.inputs is not None and args.set == "rr":
+        from ..core.errors import InputError
+
+        raise InputError("--inputs and --set rr each choose the inputs; give one of them.")
     if args.accuracy is not None:
         res = accuracy(target, args.accuracy, top_k=args.top_k,
-                       inputs="rr" if args.set == "rr" else None, **common)
+                       inputs="rr" if args.set == "rr" else args.inputs, **common)
         emit(args, res, render_accuracy)
         return 0
     if args.delta_for is not None:
-        res = delta_for(target, args.delta_for, **common)
+        res = delta_for(target, args.delta_for, inputs=args.inputs, **common)
         emit(args, res, render_bound)
         return 0
-    res = exact(target, pairs="rr" if args.set == "rr" else None, **common)
+    claim = getattr(target, "claim", None)
+    if getattr(args, "profile", False) or (claim is not None and claim.kind != "pure"):
+        from ..exact import profile
+        from .approx import render_exact_profile
+
+        res = profile(target, epsilons=getattr(args, "epsilons", None), inputs=args.inputs,
+                      **common)
+        emit(args, res, render_exact_profile)
+        return 1 if res.verified is False else 0
+    res = exact(target, pairs="rr" if args.set == "rr" else None, inputs=args.inputs, **common)
     emit(args, res, render_bound)
     violated = res.claimed_epsilon is not None and res.epsilon > res.claimed_epsilon + 1e-12
     return 1 if violated else 0

@@ -11,6 +11,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
+from .. import cli_support as flags
 from ..core.errors import PrivetError
 from ..core.results import PorosityResult, SensitivityResult
 from . import emit, fmt_num, fmt_vec, table
@@ -198,8 +199,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                                   "MODULE:NAME / file.py:NAME")
     q.add_argument("--d1", required=True, help="the first input, e.g. 0")
     q.add_argument("--d2", required=True, help="its neighbour, e.g. 1")
-    q.add_argument("-n", type=int, default=10_000, help="outputs of each input to check")
-    q.add_argument("--budget", type=float, default=None, help="stop after this many seconds")
+    q.add_argument("-n", type=flags.count("the number of outputs"), default=10_000,
+                   help="outputs of each input to check")
+    q.add_argument("--budget", type=flags.real("the budget", 0, 1e7, low_open=True),
+                   default=None, help="stop after this many seconds")
     q.add_argument("--method", choices=("auto", "exact", "sighting"), default="auto",
                    help="exact inversion of the sampler, sighting in samples, or auto")
     q.add_argument("--first", action="store_true", help="stop at the first witness")
@@ -215,7 +218,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     q.add_argument("target", help="floats.clamped_sum, floats.clamped_sum_f32, "
                                   "floats.int32_sum, or a library aggregate "
                                   "(diffprivlib.sum, opendp.sum_f32, ...)")
-    q.add_argument("--length", type=int, default=1024, help="largest number of records")
+    q.add_argument("--length", type=flags.count("the number of records", 1, 10**7),
+                   default=1024, help="largest number of records")
     q.add_argument("--no-certify", action="store_true",
                    help="do not hand the pair to detect and search")
     q = sub.add_parser("features", help="detect on a float feature of the outputs (black "
@@ -228,7 +232,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     for name in ("porosity", "reach", "sensitivity", "features"):
         s = sub.choices[name]
         s.add_argument("--json", action="store_true", help="print the result as JSON")
-        s.add_argument("--seed", type=int, default=0, help="seed (replays the run)")
+        s.add_argument("--seed", type=flags.seed, default=0, help="seed (replays the run)")
         add_html_option(s)
     p.set_defaults(run=run_cli)
     return p

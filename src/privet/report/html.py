@@ -35,7 +35,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..core.results import to_json
+from ..core.results import interrupted, to_json
 
 MAX_ROWS = 50
 MAX_DETAILS_CHARS = 20_000
@@ -422,8 +422,9 @@ def render_counterexample(cx: Any, title: str = "counterexample") -> str:
         rows.append(("P[M(D1) ∈ E]", _prob_cell(cx.probabilities[0])))
         rows.append(("P[M(D2) ∈ E]", _prob_cell(cx.probabilities[1])))
     if cx.test_epsilon is not None:
+        d = (cx.details or {}).get("test_delta")
         rows.append(("claim tested", esc(f"P(M(D1) ∈ E) ≤ e^{cx.test_epsilon:g} "
-                                          "P(M(D2) ∈ E)")))
+                                          "P(M(D2) ∈ E)" + (f" + {d:.3g}" if d else ""))))
     if cx.p_value is not None:
         rows.append(("p-value", _p(cx.p_value)))
     if cx.epsilon_witnessed is not None:
@@ -503,7 +504,9 @@ def render_detect(res: Any) -> str:
            f"<p>{badge(res.verdict)}</p>",
            kv_table([
                ("test ε", _num(res.test_epsilon)),
-               ("claimed ε", _num(res.claimed_epsilon)),
+               *([("test δ", _num(res.test_delta))] if getattr(res, "test_delta", None)
+                 else []),
+               ("claim", esc(getattr(res, "claim", None) or _num(res.claimed_epsilon))),
                ("known ε", _num(_known_epsilon(res.mechanism, res.claimed_epsilon))),
                ("p-value", _p(res.p_value)), ("α", esc(f"{res.alpha:g}")),
                ("arguments found by", esc(res.arg_path)),
@@ -592,7 +595,8 @@ def render_exact(e: Any) -> str:
                ("closed form", esc((e.details or {}).get("closed_form", "—"))),
                ("claimed ε", _num(claimed)), ("known ε", _num(known)),
                ("witness", f"x = {_vec(x)}, x′ = {_vec(x2)}, y = {_vec(y)}"),
-               ("checked domain", esc(e.domain)), ("backend", esc(e.backend)),
+               ("checked domain", esc(e.domain)),
+               ("backend", esc(e.details.get("backend_choice") or e.backend)),
                ("seconds", _num(e.seconds, 3)),
            ])]
     if e.delta is None:
@@ -646,7 +650,8 @@ def render_accuracy(a: Any) -> str:
            kv_table([("α", esc(f"{a.alpha:g}")),
                      ("1 − β", _prob_cell(omb) if isinstance(omb, Fraction) else _num(omb, 6)),
                      ("worst input", _vec(list(a.worst_input))),
-                     ("checked domain", esc(a.domain)), ("backend", esc(a.backend)),
+                     ("checked domain", esc(a.domain)),
+                     ("backend", esc(a.details.get("backend_choice") or a.backend)),
                      ("seconds", _num(a.seconds, 3))])]
     if a.top_k:
         rows = [[_vec(list(x)), _prob_cell(v) if isinstance(v, Fraction) else _num(v, 6)]
@@ -801,6 +806,8 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "SuiteRow": lambda r: _section(render_suite_row(r)),
     "SuiteLine": lambda ln: _section(render_suite_line(ln)),
     "SuiteResult": render_suite,
+    "CertifiedProfile": lambda r: _approx("html_certified", r),
+    "ExactProfile": lambda r: _approx("html_exact_profile", r),
     "PorosityResult": lambda r: _floats_html("html_porosity", r),
     "SensitivityResult": lambda r: _floats_html("html_sensitivity", r),
 }
@@ -824,7 +831,17 @@ def to_html(obj: Any) -> str:
     render = _RENDERERS.get(type(obj).__name__)
     if render is None or not dataclasses.is_dataclass(obj):
         return f"<pre>{esc(repr(obj))}</pre>"
+    if interrupted(obj):  # the shared marker (privet.core.results.interrupted)
+        from . import INTERRUPTED_NOTE
+
+        return f'<p class="interrupted">{badge(INTERRUPTED_NOTE, "warn")}</p>' + render(obj)
     return render(obj)
+
+
+def _approx(name: str, r: Any) -> str:
+    from . import approx
+
+    return getattr(approx, name)(r)
 
 
 def repr_html(obj: Any) -> str:
@@ -864,10 +881,14 @@ def page(title: str, body: str) -> str:
 
 
 def write_html(path: str | Path, objs: Any, title: str | None = None) -> Path:
-    """Write ``objs`` (a result or a list of results) as one self-contained HTML file."""
-    p = Path(path)
-    if p.parent and not p.parent.exists():
-        p.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``objs`` (a result or a list of results) as one self-contained HTML file.
+
+    The page is rendered first, then written to a temporary file and renamed into place
+    (:mod:`privet.report.output`): a failing or interrupted write leaves no half-written
+    file, and a directory that does not exist is refused, not created."""
+    from .output import check_output_path, write_atomic
+
+    check_output_path(path, "--html")
     items = list(objs) if isinstance(objs, (list, tuple)) and not \
         dataclasses.is_dataclass(objs) else [objs]
     if title is None:
@@ -875,14 +896,15 @@ def write_html(path: str | Path, objs: Any, title: str | None = None) -> Path:
                  getattr(o, "sketch", None) for o in items]
         names = [str(n) for n in names if n]
         title = "privet report" + (f": {', '.join(dict.fromkeys(names))}" if names else "")
-    p.write_text(page(title, to_html(items)), encoding="utf-8")
-    return p
+    return write_atomic(path, page(title, to_html(items)), "--html")
 
 
 def add_html_option(parser: Any) -> None:
     """Add ``--html FILE`` to an argparse (sub)parser (once)."""
     if not any(a.dest == "html" for a in parser._actions):
-        parser.add_argument("--html", default=None, metavar="FILE",
+        from ..cli_support import output_file
+
+        parser.add_argument("--html", default=None, metavar="FILE", type=output_file("--html"),
                             help="also write a self-contained HTML report (plots inline, "
                                  "opens with no network) to FILE")
 

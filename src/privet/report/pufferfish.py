@@ -6,6 +6,7 @@ import argparse
 from fractions import Fraction
 from typing import Any
 
+from .. import cli_support as flags
 from ..core.results import Bound, PufferfishVerdict
 from . import emit
 from .html import add_html_option
@@ -75,18 +76,25 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "a sequence and parameter values), or unknown.")
     p.add_argument("spec", help="spec file, example name, or a discrete mechanism (library "
                    "name or MODULE:NAME), checked for DP through its HMM")
-    p.add_argument("--length", type=int, default=None,
+    p.add_argument("--length", type=flags.count("the input length", 1, 10_000), default=None,
                    help="input length of a mechanism whose domain leaves it open")
-    p.add_argument("--epsilon", default=None, help="budget, e.g. 0.7 or 'ln(2)'")
-    p.add_argument("--k-max", type=int, default=None, help="longest observation sequence")
-    p.add_argument("--timeout", type=float, default=60.0, help="solver seconds per length")
+    p.add_argument("--epsilon", type=flags.epsilon_text, default=None,
+                   help="budget, e.g. 0.7 or 'ln(2)'")
+    p.add_argument("--k-max", type=flags.count("the sequence length", 1, 10**6), default=None,
+                   help="longest observation sequence (at most 200)")
+    p.add_argument("--timeout", type=flags.real("the timeout", 0, 1e6, low_open=True),
+                   default=60.0, help="solver seconds per length")
     p.add_argument("--method", choices=("auto", "exact", "smt"), default="auto")
     p.add_argument("--no-symmetry", action="store_true",
                    help="SMT path: check every pair, not one per orbit of the model's "
                         "verified symmetries")
     p.add_argument("--bound", action="store_true",
                    help="Algorithm 4: lower bound on epsilon by bracket + binary search")
-    p.add_argument("--precision", type=float, default=0.001)
+    p.add_argument("--precision", type=flags.real("the precision", 0, 1e3, low_open=True),
+                   default=0.001)
+    p.add_argument("--allow-code", action="store_true",
+                   help="let a spec's 'mechanism: FILE.py:NAME' (or MODULE:NAME) import and run "
+                        "that code; without it a spec is data and never runs code")
     if "--json" not in p._option_string_actions:
         p.add_argument("--json", action="store_true", help="print JSON")
     add_html_option(p)
@@ -97,11 +105,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
 def _resolve(spec: str) -> Any:
     """An example name or a spec file stays a string; anything else names a mechanism
     (library name, MODULE:NAME or FILE.py:NAME), checked for DP through its HMM."""
-    from pathlib import Path
+    import os
 
     from ..pufferfish.scenario import EXAMPLES
 
-    if spec in EXAMPLES or Path(spec).exists() or spec.endswith((".yaml", ".yml", ".json")):
+    if spec in EXAMPLES or os.path.lexists(spec) or spec.endswith((".yaml", ".yml", ".json")):
         return spec
     from ..cli_support import load_mechanism
 
@@ -118,17 +126,20 @@ def run_cli(args: argparse.Namespace) -> int:
     target: Any = _resolve(spec)
     inputs = None
     if not isinstance(target, str) and getattr(args, "length", None):
-        inputs = [tuple(r) for r in target.domain.inputs(args.length).tolist()]
+        inputs = [tuple(r) for r in target.domain.inputs(args.length, cap=20_000).tolist()]
+    allow_code = bool(getattr(args, "allow_code", False))
     if args.bound:
         from ..pufferfish.bound import lower_bound
 
-        b = lower_bound(target if not isinstance(target, str) else as_scenario(target),
+        b = lower_bound(target if not isinstance(target, str) else
+                        as_scenario(target, allow_code=allow_code),
                         args.precision, k=args.k_max, inputs=inputs,
                         method="smt" if args.method == "smt" else "exact")
         emit(args, b, render_bound)
         return 0
     v = pufferfish(target, args.epsilon, inputs=inputs, k_max=args.k_max, timeout=args.timeout,
                    method=args.method, progress=not getattr(args, "json", False),
-                   symmetry="none" if getattr(args, "no_symmetry", False) else "auto")
+                   symmetry="none" if getattr(args, "no_symmetry", False) else "auto",
+                   allow_code=allow_code)
     emit(args, v, render)
     return {"verified": 0, "violated": 1}.get(v.status, 3)

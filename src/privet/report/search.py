@@ -9,9 +9,9 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
-from ..cli_support import add_target_options
+from .. import cli_support as flags
 from ..core.results import Bound
-from . import emit, fmt_num, fmt_vec, table
+from . import emit, fmt_claim, fmt_num, fmt_vec, table
 from .html import add_html_option
 
 __all__ = ["add_cli", "render", "run_cli", "summary_table", "trace_table"]
@@ -21,7 +21,7 @@ def summary_table(b: Bound) -> Table:
     """The bound, the verdict and the witness (x, x', Phi, counts or probabilities)."""
     rows: list[list[str]] = [
         ["mechanism", b.mechanism],
-        ["claimed ε", fmt_num(b.claimed_epsilon)],
+        ["claimed", fmt_claim(b.claim, b.claimed_epsilon)],
         ["certified bound", f"ε ≥ {fmt_num(b.value)}" + (" (exact)" if b.exact else
                                                       f" with confidence {b.confidence:g}")],
         ["verdict", str(b.details.get("verdict", ""))],
@@ -96,23 +96,34 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "correlated sampling, a smooth surrogate optimized with SLSQP, and a "
                     "fresh-sample (or exact) confirmation of the best witness.")
     p.add_argument("target", help="library name (dpfinder.at1) or MODULE:NAME / file.py:NAME")
-    p.add_argument("--iterations", "-N", type=int, default=10,
+    p.add_argument("--iterations", "-N", type=flags.count("the number of iterations", 1,
+                                                          100_000), default=10,
                    help="DP-Finder iterations (random starts), default 10")
-    p.add_argument("--confidence", type=float, default=0.9,
+    p.add_argument("--confidence", type=flags.probability("the confidence"), default=0.9,
                    help="confidence of the certified bound, default 0.9")
     p.add_argument("--method", choices=("auto", "slsqp", "local"), default="auto",
                    help="optimizer: SLSQP on the Relaxed surrogate, derivative-free, or auto")
-    p.add_argument("--n-confirm", type=int, default=None,
+    p.add_argument("--n-confirm", type=flags.count("the number of samples"), default=None,
                    help="fresh samples for the confirmation (default: chosen from p)")
-    p.add_argument("--epsilon", type=float, default=None, help="override the claimed ε")
+    p.add_argument("--epsilon", type=flags.epsilon, default=None,
+                   help="override the claimed ε (an (ε, δ) or zCDP claim: the ε at which δ "
+                        "is certified)")
+    p.add_argument("--delta", type=flags.real("delta", 0.0, 1.0, low_open=True,
+                                              high_open=True), default=None,
+                   help="certify ε at this δ, and the whole lower curve ε(δ) (default: the "
+                        "claim's δ; zCDP claims: 1e-5)")
+    p.add_argument("--n-max", type=flags.count("the number of runs"), default=400_000_000,
+                   help="cap on the fresh runs per input of an (ε, δ) search (default 4e8)")
+    p.add_argument("--plot", default=None, metavar="FILE", type=flags.output_file("--plot"),
+                   help="save the certified curve ε(δ) against the claim (PNG)")
     p.add_argument("--baseline", action="store_true",
                    help="also run the random-search baseline with the same budget")
-    p.add_argument("--n-cap", type=int, default=None,
+    p.add_argument("--n-cap", type=flags.count("the number of samples"), default=None,
                    help="samples per input of each candidate pair (black boxes: the "
                         "attack's screening sample; white boxes: the estimate's cap)")
-    add_target_options(p)
+    flags.add_target_options(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--seed", type=int, default=None, help="seed (replays a run)")
+    p.add_argument("--seed", type=flags.seed, default=None, help="seed (replays a run)")
     add_html_option(p)
     p.set_defaults(run=run_cli)
     return p
@@ -123,12 +134,30 @@ def run_cli(args: argparse.Namespace) -> int:
     from ..cli_support import load_target
     from ..search import search
 
-    mech = load_target(args.target, epsilon=getattr(args, "epsilon", None),
+    # --epsilon is the claim of a plain function (needed to wrap it); a mechanism keeps its
+    # claim until the pure/approximate choice below
+    mech = load_target(args.target, epsilon=getattr(args, "epsilon", None), wrap_only=True,
                        calling=getattr(args, "calling", None),
                        neighbors=getattr(args, "neighbors", None),
                        domain=getattr(args, "domain", None), length=getattr(args, "length", None))
     as_json = bool(getattr(args, "json", False))
     extra = {"n_cap": args.n_cap} if getattr(args, "n_cap", None) else {}
+    claim = mech.claim
+    if getattr(args, "delta", None) is not None or (claim is not None and claim.kind != "pure"):
+        from .approx import plot_profile, render_certified
+
+        result = search(mech, confidence=getattr(args, "confidence", 0.9),
+                        seed=getattr(args, "seed", None), progress=not as_json,
+                        executor=getattr(args, "executor", None),
+                        epsilon=getattr(args, "epsilon", None),
+                        delta=getattr(args, "delta", None),
+                        n_max=getattr(args, "n_max", 400_000_000))
+        if getattr(args, "plot", None):
+            plot_profile(result, args.plot)
+        emit(args, result, render_certified)
+        return 1 if result.violates else 0
+    if getattr(args, "epsilon", None) is not None:
+        mech = mech.replace(epsilon=args.epsilon)
     result = search(mech, iterations=getattr(args, "iterations", 10),
                     confidence=getattr(args, "confidence", 0.9),
                     method=getattr(args, "method", "auto"),

@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from .. import cli_support as flags
 from ..core.results import SynthResult
 from . import emit
 from .html import add_html_option
@@ -69,6 +70,11 @@ def region_table(result: SynthResult) -> Table:
         t.add_row("(" + ", ".join(s["support"]) + ")",
                   "(" + ", ".join("⊥" if v == 0 else f"{v:.3g}" for v in s["best"]) + ")",
                   f"{s['max_loss']:.3g}", f"{s['objective']:.3g}")
+    boundary = r.get("boundary") or []
+    if boundary:
+        t.caption = (f"{len(boundary)} boundary points (max L = e^ε): " + ", ".join(
+            "(" + ", ".join("⊥" if v == 0 else f"{v:.3g}" for v in p) + ")"
+            for p in boundary))
     return t
 
 
@@ -95,7 +101,8 @@ def render(result: SynthResult) -> Any:
         head = Text(f"{result.sketch}: best completion {best.describe()} — {best.verdict}",
                     style="bold green")
     else:
-        head = Text(f"{result.sketch}: no completion found in {result.grammar}",
+        cut = " before Ctrl-C stopped it" if result.details.get("interrupted") else ""
+        head = Text(f"{result.sketch}: no completion found in {result.grammar}{cut}",
                     style="bold red")
     parts.append(head)
     if result.textbook:
@@ -103,8 +110,11 @@ def render(result: SynthResult) -> Any:
         rk = result.textbook_rank if result.textbook_rank is not None else "not found"
         parts.append(Text(f"textbook {tb}: rank {rk} (preliminary "
                           f"{result.textbook_preliminary_rank})"))
+    verified = result.details.get("verified")
     parts.append(Text(f"{result.n_candidates} of {result.grammar_size} grammar vectors in the "
-                      f"region's neighborhood; {len(result.examples)} examples"))
+                      f"region's neighborhood; {len(result.examples)} examples"
+                      + (f"; {verified} candidates verified (top band: "
+                         f"{result.details.get('band')})" if verified is not None else "")))
     parts.append(completions_table(result))
     if best is None:
         parts.append(rejected_table(result))
@@ -125,17 +135,21 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         description="Fill the holes of a sketch with noise expressions and rank the "
                     "completions. TARGET is a library sketch (e.g. kolahal.svt) or "
                     "MODULE:NAME / path/to/file.py:NAME of a @privet.synth.sketch.")
-    p.add_argument("target", help="kolahal.<name>, MODULE:SKETCH or path/file.py:SKETCH")
-    p.add_argument("--epsilon", type=float, default=None, help="target ε (default: γ(ε))")
-    p.add_argument("--top", type=int, default=None,
-                   help="candidates to verify (default 5 x #holes)")
+    p.add_argument("target", help="kolahal.<name>, textbook.<name>, MODULE:SKETCH or "
+                                  "path/file.py:SKETCH")
+    p.add_argument("--epsilon", type=flags.epsilon, default=None,
+                   help="target ε (default: γ(ε))")
+    p.add_argument("--top", type=flags.count("the number of candidates", 1, 10_000),
+                   default=None,
+                   help="verify at least this many candidates (default 5 x #holes; the "
+                        "top tightness/magnitude band may add more)")
     p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto")
     p.add_argument("--baseline", action="store_true",
                    help="also run the noopt baseline (rank the whole grammar)")
     if not _has(p, "--json"):
         p.add_argument("--json", action="store_true", help="print the result as JSON")
     if not _has(p, "--seed"):
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=flags.seed, default=0)
     p.add_argument("--no-progress", action="store_true")
     add_html_option(p)
     p.set_defaults(run=run_cli)

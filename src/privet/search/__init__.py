@@ -39,7 +39,7 @@ from ..core.errors import (
 from ..core.events import Event, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.noise import Sampler
-from ..core.results import Bound, Counterexample
+from ..core.results import Bound, CertifiedProfile, Counterexample
 from ..execution import Borrowed, InProcess, get_executor, map_reduce
 from ..stats.counts import two_sample_counts
 from ..stats.intervals import (
@@ -552,7 +552,8 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
            method: str = "auto", start: tuple | None = None, n_confirm: int | None = N_CONFIRM,
            seed: int | None = None, progress: bool = False, baseline: bool = False,
            args: Mapping[str, Any] | None = None, executor: Any = None,
-           **options: Any) -> Bound:
+           epsilon: float | None = None, delta: float | None = None,
+           **options: Any) -> Bound | CertifiedProfile:
     """Search for the largest violation of differential privacy and certify it.
 
     Returns a :class:`~privet.core.results.Bound`: "eps >= ``value`` with confidence
@@ -591,7 +592,29 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     iterations themselves stay in this process: correlated sampling replays one tape for
     x and x', and the optimizer's steps depend on each other. The result does not depend
     on the executor; None keeps the in-process defaults.
+
+    Approximate DP: for an (ε, δ) or zCDP claim, or with ``delta`` given, the question is
+    the privacy profile, and the answer a :class:`~privet.core.results.CertifiedProfile`
+    from :func:`privet.search.approx.certify_profile`: δ(ε) ≥ L at ``epsilon`` (default
+    the claim's), ε(δ) ≥ L at ``delta``, and the certified lower curve ε_L(δ) against the
+    claim's, all from one fresh sample with confidence ``confidence`` (options
+    ``n_select``, ``n_final``, ``n_max``, ``deltas``, ``inputs``).
     """
+    mech0 = as_mechanism(mechanism)
+    claim = mech0.claim
+    if delta is not None or (claim is not None and claim.kind != "pure"):
+        from .approx import certify_profile
+
+        allowed = {k: options.pop(k) for k in ("n_select", "n_final", "n_max", "deltas",
+                                                "inputs") if k in options}
+        if options:
+            raise InputError(f"search of an (ε, δ) claim got unknown option(s) "
+                             f"{', '.join(sorted(options))}.")
+        return certify_profile(mech0, epsilon=epsilon, delta=delta, confidence=confidence,
+                               args=args, seed=seed, progress=progress, executor=executor,
+                               **allowed)
+    if epsilon is not None:
+        mechanism = mech0.replace(epsilon=epsilon)
     if executor is not None and not isinstance(executor, Borrowed):
         ex = get_executor(executor)
         try:
@@ -656,12 +679,17 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
             "SLSQP on eps^d (Relaxed)" if opts.get("gradient") else
             "derivative-free local search"),
     }
-    if best is None:
+    if best is None or details["interrupted"]:
+        # Ctrl-C: no fresh-sample confirmation (it takes seconds), so nothing is certified
+        verdict = "no violation found" if not details["interrupted"] else (
+            "interrupted before the fresh-sample confirmation: nothing is certified")
+        if best is not None:
+            details["search_estimate"] = best["estimate"]
         bound = Bound(mechanism=mech.name, value=0.0, confidence=float(confidence),
                       method="dpfinder" if not random_only else "random search",
-                      claimed_epsilon=mech.epsilon, seed=seed,
+                      claimed_epsilon=mech.epsilon, seed=seed, claim=mech.describe_claim(),
                       seconds=time.perf_counter() - t0,
-                      details={**details, "verdict": "no violation found"})
+                      details={**details, "verdict": verdict})
     else:
         size = best["size"] if "size" in best else _confirm_size(n_confirm, best["p"][0])
         conf = confirm(mech, best["x"], best["x2"], best["event"], args=resolved,
@@ -676,9 +704,9 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
                       method="random search" if random_only else "dpfinder",
                       exact=conf["exact"],
                       witness=_witness(mech, best, conf, resolved, confidence, seed),
-                      claimed_epsilon=mech.epsilon, seed=seed,
+                      claimed_epsilon=mech.epsilon, seed=seed, claim=mech.describe_claim(),
                       seconds=time.perf_counter() - t0, details=details)
-    if baseline and not random_only:
+    if baseline and not random_only and not details["interrupted"]:
         base = search(mech, iterations=iterations, confidence=confidence, n_confirm=n_confirm,
                       seed=int(base_seed.generate_state(1)[0]), args=args, method="random",
                       executor=executor, **options)

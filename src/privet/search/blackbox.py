@@ -152,7 +152,7 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                    else "no violation found")
         return Bound(mechanism=mech.name, value=0.0, confidence=confidence,
                      method="attack (black box)", claimed_epsilon=mech.epsilon, seed=seed,
-                     seconds=time.perf_counter() - t0,
+                     claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
                      details={**common, "interrupted": interrupted, "verdict": verdict})
     method, share = plan_method(cand.counts, cand.n, plan, confidence)
     size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share)
@@ -175,7 +175,7 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
         verdict += f" (interrupted after {cert.n:,} of {size:,} fresh samples)"
     return Bound(mechanism=mech.name, value=value, confidence=confidence,
                  method="attack (black box)", witness=witness, claimed_epsilon=mech.epsilon,
-                 seed=seed, seconds=time.perf_counter() - t0,
+                 seed=seed, claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
                  details={**common, "search_estimate": rec["estimate"],
                           "unbounded": cert.unbounded, "confirmation": cert.describe(),
                           "n_confirm": cert.n, "interrupted": cert.interrupted or interrupted,

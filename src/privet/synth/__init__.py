@@ -21,6 +21,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .._engine import make_callable
 from ..core.errors import PrivetError, check_epsilon
 from ..core.mechanism import Mechanism
@@ -34,7 +36,16 @@ from .examples import (
     internal_tester,
     select_examples,
 )
-from .findexpr import Evaluator, Scored, Verification, neighborhood, rank, verify
+from .findexpr import (
+    Evaluator,
+    Scored,
+    Verification,
+    final_check,
+    neighborhood,
+    rank,
+    verify,
+    verify_band,
+)
 from .grammar import BOTTOM, Expr, Factor, Grammar, parse_expr
 from .importance import Importance
 from .region import Region, noise_region
@@ -120,6 +131,8 @@ def synth(
     baseline_budget: float | None = 600.0,
     progress: bool = False,
     executor: Any = None,
+    ranks: int = 3,
+    max_verify: int = 60,
 ) -> SynthResult:
     """Synthesize noise expressions for ``sketch`` (KOLAHAL Fig. 4) and rank the completions.
 
@@ -135,6 +148,16 @@ def synth(
     :func:`privet.execution.get_executor`) runs the sample-and-reduce chunks of the final
     ``privet.detect`` verification; the example search, region and ranking use correlated,
     importance-weighted samples in this process. Results do not depend on it.
+
+    Verification walks the ranking in order over the *top band*: at least ``top``
+    candidates and every candidate with no violated example whose loss is tight (so a tight
+    answer cannot be lost by ranking), at most ``max_verify``, and stops once ``ranks``
+    completions are accepted and the next candidate does not tie the last one (same
+    violations, tightness class and noise magnitude). When the verifier is
+    ``privet.detect`` (tester "auto" with detect installed, or "detect"), a completion that
+    passes is accepted only after the final check, ``privet.detect`` at its own full sample
+    sizes at every setting (:func:`~privet.synth.findexpr.final_check`), whatever
+    ``verify_n`` was.
     """
     if executor is not None and not isinstance(executor, Borrowed):
         ex = get_executor(executor)
@@ -143,7 +166,8 @@ def synth(
                          n_select=n_select, n_final=n_final, m_region=m_region, m_rank=m_rank,
                          verify_n=verify_n, tester=tester, radius=radius, lam=lam,
                          baseline=baseline, baseline_budget=baseline_budget,
-                         progress=progress, executor=Borrowed(ex))
+                         progress=progress, executor=Borrowed(ex), ranks=ranks,
+                         max_verify=max_verify)
         finally:
             if ex is not executor:
                 ex.close()
@@ -198,36 +222,59 @@ def synth(
         interrupted = True
     times["init"] = time.perf_counter() - t0
 
+    # After Ctrl-C the remaining phases are skipped (each would take seconds): the result
+    # keeps what finished and is marked interrupted.
     # -- opti: getNoiseRegion at γ ----------------------------------------------------------
     t0 = time.perf_counter()
-    bar.update("getNoiseRegion (differential evolution)")
-    gamma_ex = [e for e in examples if e.setting == 0]
-    region = noise_region(sketch, settings[0], gamma_ex, m=m_region, seed=seed, lam=lam)
+    region = Region(float(settings[0]["epsilon"]), [], np.zeros((0, sketch.n_holes)),
+                    notes=["not computed: interrupted"])
+    if not interrupted:
+        bar.update("getNoiseRegion (differential evolution)")
+        gamma_ex = [e for e in examples if e.setting == 0]
+        try:
+            region = noise_region(sketch, settings[0], gamma_ex, m=m_region, seed=seed,
+                                  lam=lam)
+        except KeyboardInterrupt:
+            interrupted = True
     times["opti"] = time.perf_counter() - t0
 
     # -- enum: candidates in Nbhd(R), ranked --------------------------------------------------
     t0 = time.perf_counter()
-    bar.update("findExpr: enumerate and rank")
-    cands = neighborhood(sketch, region, settings[0], radius)
     evaluator = Evaluator(sketch, settings, examples, m=m_rank, seed=seed)
-    try:
-        ranked, _ = rank(evaluator, cands)
-    except KeyboardInterrupt:
-        interrupted = True
-        ranked = []
+    cands, ranked = [], []
+    if not interrupted:
+        bar.update("findExpr: enumerate and rank")
+        try:
+            cands = neighborhood(sketch, region, settings[0], radius)
+            ranked, _ = rank(evaluator, cands)
+        except KeyboardInterrupt:
+            interrupted = True
+            ranked = []
     times["enum"] = time.perf_counter() - t0
 
-    # -- verify: the top 5 x #locations -----------------------------------------------------
+    # -- verify: every candidate of the top band, in rank order ----------------------------------
     t0 = time.perf_counter()
     checked: list[tuple[Scored, Verification]] = []
     recheck = Evaluator(sketch, settings, examples, m=verify_n[1], seed=seed + 99_991)
+    band = ranked[:verify_band(ranked, k_top, max_verify)]
+    accepted = 0
     try:
-        for i, sc in enumerate(ranked[:k_top]):
-            bar.update(f"verify {i + 1}/{min(k_top, len(ranked))}: {sc.describe()}")
-            checked.append((sc, verify(sketch, sc.exprs, settings, tester=ver_tester,
-                                       seed=seed + 17 * i, use_detect=use_detect_verify,
-                                       n=verify_n, recheck=recheck, ranker=evaluator,
-                                       m_suspect=5 * verify_n[1], executor=executor)))
+        for i, sc in enumerate(band):
+            bar.update(f"verify {i + 1}/{len(band)}: {sc.describe()}")
+            v = verify(sketch, sc.exprs, settings, tester=ver_tester, seed=seed + 17 * i,
+                       use_detect=use_detect_verify, n=verify_n, recheck=recheck,
+                       ranker=evaluator, m_suspect=5 * verify_n[1], executor=executor)
+            if v.passed and v.method != "exact" and use_detect_verify:
+                bar.update(f"final check {accepted + 1}: {sc.describe()} (privet.detect)")
+                full = final_check(sketch, sc.exprs, settings, seed=seed + 31 * i + 5,
+                                   executor=executor)
+                full.seconds += v.seconds
+                v = full
+            checked.append((sc, v))
+            accepted += v.passed
+            # enough ranked completions, and no candidate left that ties the last one
+            if accepted >= ranks and (i + 1 == len(band) or band[i + 1].key() != sc.key()):
+                break
     except KeyboardInterrupt:      # Ctrl-C: report the candidates checked so far
         interrupted = True
     times["verify"] = time.perf_counter() - t0
@@ -254,7 +301,8 @@ def synth(
         details={"settings": [dict(s) for s in settings], "tester": tester,
                  "interrupted": interrupted,
                  "verifier": "privet.detect" if use_detect_verify else "internal",
-                 "top": k_top, "radius": radius, "lambda": lam,
+                 "top": k_top, "radius": radius, "lambda": lam, "verified": len(checked),
+                 "band": len(band),
                  "mechanism_runs": evaluator.runs,
                  "examples_per_setting": [sum(1 for e in examples if e.setting == i)
                                           for i in range(len(settings))]},
@@ -352,6 +400,7 @@ def _region_summary(region: Region, sketch: Sketch) -> dict:
                      "max_loss": r.max_loss, "evaluations": r.evaluations})
     return {"epsilon": region.epsilon, "target_loss": math.exp(region.epsilon),
             "supports": rows, "points": int(len(region.points)),
+            "boundary": [[round(float(v), 3) for v in p] for p in region.boundary],
             "evaluations": region.evaluations, "seconds": region.seconds,
             "notes": list(region.notes)}
 

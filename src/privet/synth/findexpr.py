@@ -171,6 +171,15 @@ class Evaluator:
         return Scored(exprs, len(violated), tight, mag, violated, per_setting)
 
 
+def verify_band(ranked: Sequence[Scored], top: int, cap: int) -> int:
+    """How many of the ranked candidates verification may walk: at least ``top``, and every
+    candidate up to the last one with no violated example and a tight loss (the top
+    tightness/magnitude band), at most ``cap``."""
+    last = max((i + 1 for i, sc in enumerate(ranked) if sc.violations == 0 and sc.tight),
+               default=0)
+    return min(len(ranked), max(top, min(last, cap)))
+
+
 def rank(evaluator: Evaluator, cands: Sequence[tuple[Expr, ...]],
          budget: float | None = None) -> tuple[list[Scored], bool]:
     """Score and sort ``cands``; stops after ``budget`` seconds (returns ``timed_out``)."""
@@ -247,7 +256,16 @@ def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str
             return Verification(False, "examples", p * ev.n_tests, None,
                                 dataclasses.replace(ex, p_value=p, source="re-test"), text,
                                 time.perf_counter() - t0)
-    # the tester at every setting (γ first), Bonferroni over the settings
+    method = "detect" if use_detect else "test"
+    return _test_settings(sketch, mech, exprs, settings, tester, use_detect, n, seed, alpha,
+                          executor, f"{method} at", method, t0)
+
+
+def _test_settings(sketch: Sketch, mech, exprs, settings, tester: Tester | None,
+                   use_detect: bool, n: tuple[int, int], seed: int, alpha: float,
+                   executor: Any, what: str, method: str, t0: float) -> Verification:
+    """The tester at every setting (γ first), Bonferroni over the settings; stops at the
+    first setting whose corrected p-value is below ``alpha``."""
     worst: tuple[float, Example | None, str] = (1.0, None, "")
     for i in range(len(settings)):
         p, ex, text = _test_setting(sketch, mech, exprs, settings, i, tester, use_detect, n,
@@ -257,13 +275,29 @@ def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str
             worst = (p, ex, text)
         if p < alpha:
             break
-    method = "detect" if use_detect else "test"
-    detail = f"{method} at {len(settings)} settings (Bonferroni); worst: {worst[2]}"
+    detail = f"{what} {len(settings)} settings (Bonferroni); worst: {worst[2]}"
     return Verification(worst[0] >= alpha, method, worst[0], None, worst[1], detail,
                         time.perf_counter() - t0)
 
 
-def _test_setting(sketch: Sketch, mech, exprs, settings, index: int, tester: Tester,
+FULL_N = (100_000, 500_000)     # privet.detect's own sample sizes (StatDP's)
+
+
+def final_check(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str, Any]],
+                *, seed: int = 0, alpha: float = ALPHA, n: tuple[int, int] = FULL_N,
+                executor: Any = None) -> Verification:
+    """privet's full test of a completion that passed verification: ``privet.detect`` at its
+    own sample sizes, at every setting (Bonferroni over the settings). A completion is
+    ranked only when this finds no violation, so the quick tester (or reduced sizes) can
+    never rank a completion that ``detect`` rejects."""
+    t0 = time.perf_counter()
+    mech = sketch.complete(exprs, epsilon=float(settings[0]["epsilon"]))
+    return _test_settings(sketch, mech, exprs, settings, None, True, n, seed, alpha, executor,
+                          f"final check: privet.detect ({n[0]:,} + {n[1]:,} samples per "
+                          "input) at", "detect", t0)
+
+
+def _test_setting(sketch: Sketch, mech, exprs, settings, index: int, tester: Tester | None,
                   use_detect: bool, n: tuple[int, int], seed: int, alpha: float,
                   executor: Any = None):
     """(p-value, witness, text) of testing ``mech`` at setting ``index``."""

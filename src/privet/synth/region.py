@@ -15,6 +15,15 @@ are ⊥) is enumerated rather than evolved: one differential evolution per suppo
 its own presampled set (at most 2^#locations, 8 for the paper's largest sketch). The region
 R is the union of the final populations of the supports whose best objective comes within
 ``tol`` of the tightness target (|max L - e^ε| <= tol e^ε), plus the best support overall.
+
+Extension: the whole boundary, not one point of it. With coupled holes the tight vectors
+form a curve (for (q1 + η1, q1 + q2 + η2), 1/c1 + 1/c2 = ε), and differential evolution
+settles on an arbitrary point of it. So for every kept support the boundary
+{c : max L(c) = e^ε} is also traced along rays from the origin (the loss falls as the noise
+grows along a ray): a batched bisection on the scale of ``rays`` directions (the axes, the
+diagonal and spread directions of the positive orthant), and a farthest-point subset of
+``boundary_points`` well-spread boundary points (in log scale) joins R. Candidates are then
+kept when they lie near any of them.
 """
 
 from __future__ import annotations
@@ -53,7 +62,8 @@ class SupportRegion:
 
 @dataclass
 class Region:
-    """The noise region R at γ: its points (scales, 0 = ⊥) and the per-support optima."""
+    """The noise region R at γ: its points (scales, 0 = ⊥), the per-support optima and the
+    well-spread boundary points."""
 
     epsilon: float
     supports: list[SupportRegion]
@@ -61,6 +71,7 @@ class Region:
     seconds: float = 0.0
     evaluations: int = 0
     notes: list[str] = field(default_factory=list)
+    boundary: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     def distance(self, scales: np.ndarray) -> np.ndarray:
         """L1 distance from each row of ``scales`` to the nearest region point."""
@@ -116,7 +127,8 @@ def noise_region(sketch: Sketch, setting: Mapping[str, Any], examples: Sequence[
                  m: int = 20_000, seed: int = 0, lam: float = LAMBDA,
                  population: int = POPULATION, steps_per_location: int = STEPS_PER_LOCATION,
                  bounds: tuple[float, float] | None = None, tol: float = 0.25,
-                 proposal_scale: float = PROPOSAL_SCALE) -> Region:
+                 proposal_scale: float = PROPOSAL_SCALE, rays: int = 24,
+                 boundary_points: int = 12) -> Region:
     """getNoiseRegion: differential evolution per support of c, with importance-sampled loss."""
     t0 = time.perf_counter()
     eps = float(setting["epsilon"])
@@ -167,4 +179,83 @@ def noise_region(sketch: Sketch, setting: Mapping[str, Any], examples: Sequence[
     if best not in kept:
         kept.append(best)
     points = np.vstack([r.population for r in kept]) if examples else np.zeros((0, n))
-    return Region(eps, supports, points, time.perf_counter() - t0, evaluations, notes)
+    boundary = np.zeros((0, n))
+    # importance weights keep a finite variance up to twice the proposal's scale (sqrt 2 for
+    # Gaussian noise): the rays stay below that
+    reliable = min(hi, (1.4 if "gaussian" in sketch.families else 1.9) * proposal_scale)
+    if examples:
+        found = []
+        for k, r in enumerate(supports):
+            if r in kept and any(r.mask):
+                model = LossModel(sketch, setting, examples, r.mask, m,
+                                  seed * 7919 + 104_729 + k, proposal_scale)
+                found.append(trace_boundary(model, r.mask, target, lo, reliable, rays,
+                                            seed + k))
+        if found:
+            boundary = spread(np.vstack(found), boundary_points)
+            points = np.vstack([points, boundary])
+    return Region(eps, supports, points, time.perf_counter() - t0, evaluations, notes,
+                  boundary)
+
+
+def ray_directions(active: int, count: int, seed: int) -> np.ndarray:
+    """Directions in the positive orthant of ``active`` holes, max coordinate 1: the axes
+    (one hole carries the noise, the others 1/8 of it), the diagonal, then Dirichlet draws."""
+    dirs = [np.ones(active)]
+    if active > 1:
+        for i in range(active):
+            d = np.full(active, 0.125)
+            d[i] = 1.0
+            dirs.append(d)
+    rng = np.random.default_rng(seed)
+    while active > 1 and len(dirs) < count:
+        d = rng.dirichlet(np.ones(active))
+        dirs.append(d / d.max())
+    return np.asarray(dirs)
+
+
+def trace_boundary(model: LossModel, mask: Sequence[bool], target: float, lo: float,
+                   hi: float, rays: int, seed: int, steps: int = 16) -> np.ndarray:
+    """Points where the estimated max loss crosses e^ε along rays from the origin (the
+    private side of the crossing), by a bisection on the scale batched over the rays."""
+    n = len(mask)
+    active = [i for i in range(n) if mask[i]]
+    dirs = ray_directions(len(active), rays, seed)
+
+    def full(t: np.ndarray) -> np.ndarray:
+        s = np.zeros((len(dirs), n))
+        s[:, active] = dirs * t[:, None]
+        return s
+
+    # bracket the first crossing from above to below on a geometric grid. Both ends of the
+    # box are unreliable: at tiny scales the importance weights collapse (the estimate reads
+    # "no loss"), and beyond about twice the proposal's scale their variance is infinite
+    # (Laplace weights grow like exp(|x| (1/b_p - 1/b))), so ``hi`` is capped by the caller
+    grid = np.geomspace(lo, hi, 16)
+    losses = np.stack([model.max_loss(full(np.full(len(dirs), g))) for g in grid], axis=1)
+    above = losses > target
+    cross = above[:, :-1] & ~above[:, 1:]
+    ok = cross.any(axis=1)
+    j = np.argmax(cross, axis=1)
+    t_lo, t_hi = grid[j], grid[j + 1]
+    for _ in range(steps):
+        mid = np.sqrt(t_lo * t_hi)
+        above = model.max_loss(full(mid)) > target
+        t_lo = np.where(above, mid, t_lo)
+        t_hi = np.where(above, t_hi, mid)
+    return full(t_hi)[ok]
+
+
+def spread(points: np.ndarray, k: int) -> np.ndarray:
+    """A farthest-point subset of ``k`` points (distances in log scale; ⊥ stays apart)."""
+    points = np.unique(np.round(points, 9), axis=0)
+    if len(points) <= k:
+        return points
+    z = np.log(np.maximum(points, 1e-3))
+    chosen = [int(np.argmin(points.sum(axis=1)))]          # the least noisy first
+    d = np.abs(z - z[chosen[0]]).sum(axis=1)
+    while len(chosen) < k:
+        i = int(np.argmax(d))
+        chosen.append(i)
+        d = np.minimum(d, np.abs(z - z[i]).sum(axis=1))
+    return points[chosen]
