@@ -83,9 +83,9 @@ def _rows(out: np.ndarray) -> np.ndarray:
 def _row_positions(keys: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Index of each row in ``keys`` (distinct rows), -1 when absent: one integer code per
     row (mixed radix over the columns' values), then a sorted search."""
-    from ..core.noise import _row_codes
+    from ..core.noise import row_codes
 
-    codes = _row_codes(np.vstack([keys, rows]))
+    codes = row_codes(np.vstack([keys, rows]))
     kc, rc = codes[:len(keys)], codes[len(keys):]
     order = np.argsort(kc)
     at = np.minimum(np.searchsorted(kc[order], rc), len(kc) - 1)
