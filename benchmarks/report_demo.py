@@ -18,6 +18,7 @@ from pathlib import Path
 
 import privet
 from privet import mechanisms
+from privet.exact import accuracy
 from privet.report.html import to_html, write_html
 
 OUT = Path(__file__).resolve().parent / "out" / "report_demo.html"
@@ -41,7 +42,7 @@ def main() -> None:
                                      seed=0))
     results.append(privet.exact(mechanisms.get("wmc.randomized_response"), length=3,
                                 fractions=True))
-    results.append(privet.exact.accuracy(mechanisms.get("wmc.rr_count"), 1, length=3,
+    results.append(accuracy(mechanisms.get("wmc.rr_count"), 1, length=3,
                                          fractions=True))
     engines = time.perf_counter() - t0
     t1 = time.perf_counter()

@@ -69,7 +69,7 @@ def test_user_mechanism_file_and_bad_input(tmp_path):
     assert "raised RuntimeError: oops" in bad.stderr and "Traceback" not in bad.stderr
     missing = run("sample", "statdp.no_such_thing", "--input", "1")
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
-    neg = run("sample", f"{src}:noisy_sum", "--input", "1", "--epsilon", "-1")
+    neg = run("sample", f"{src}:noisy_sum", "--input", "1", "--claimed", "-1")
     assert neg.returncode == 2 and "positive" in neg.stderr
 
 
@@ -152,7 +152,7 @@ def test_cli_approximate_dp(tmp_path):
               "100000", "--n-max", "2000000", "--seed", "0")
     assert res.returncode == 1, res.stderr
     out = " ".join(res.stdout.split())          # rich may wrap lines
-    assert "violation found" in out and "test delta = 0.001" in out
+    assert "violation found" in out and "test δ = 0.001" in out
     res = run("exact", "gaussian.discrete", "--no-progress")
     assert res.returncode == 0 and "verified: δ(1)" in " ".join(res.stdout.split())
     bad = tmp_path / "bad_claims.py"

@@ -66,7 +66,7 @@ def test_bad_input_gets_one_sentence_and_exit_2(user_file, capsys):
         (["search", f"{user_file}:one", "--calling", "vectorized"], "use --calling blackbox"),
         (["search", f"{user_file}:vec", "--domain", "int:0:0", "--length", "1"], "--domain"),
         (["detect", f"{user_file}:vec", "--neighbors", "all:5", "--domain", "int:0:2",
-          "--length", "2", "--epsilon", "1"], "--neighbors all:5"),
+          "--length", "2", "--claimed", "1"], "--neighbors all:5"),
         (["search", f"{user_file}:vec", "--method", "slsqp"], "--method slsqp"),
     ]
     for argv, text in cases:

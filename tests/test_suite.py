@@ -4,10 +4,9 @@ import json
 
 import pytest
 
-import privet.suite as suite_mod
 from privet.cli import main
 from privet.core.results import from_json, to_json
-from privet.suite import suite
+from privet.suite import ENGINES, run_sample, suite
 
 
 def test_lines_join_engines_and_round_trip_json():
@@ -17,7 +16,7 @@ def test_lines_join_engines_and_round_trip_json():
     ok, bad = lines["faier.truncated_geometric"], lines["faier.discrete_noisy_max"]
     assert ok.verdict.startswith("verified ε ≤") and ok.counterexample is None
     assert ok.exact_epsilon == pytest.approx(ok.claimed_epsilon)
-    assert bad.verdict.startswith("violation: exact ε =")
+    assert bad.verdict.startswith("violation (exact): exact ε =")
     assert bad.exact_epsilon > bad.claimed_epsilon and "D1=" in bad.counterexample
     back = from_json(to_json(res))
     assert back.lines == res.lines and not back.interrupted
@@ -40,9 +39,9 @@ def test_ctrl_c_stops_and_keeps_what_finished(monkeypatch):
         calls.append(mech.name)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return suite_mod.run_sample(mech, opt)
+        return run_sample(mech, opt)
 
-    monkeypatch.setitem(suite_mod.ENGINES, "sample", sample_then_interrupt)
+    monkeypatch.setitem(ENGINES, "sample", sample_then_interrupt)
     res = suite(only=["statdp"], engines=["sample"], quick=True)
     assert res.interrupted and len(calls) == 3
     assert [r.mechanism for r in res.rows] == ["statdp.noisy_max_v1a", "statdp.noisy_max_v1b"]
@@ -55,7 +54,7 @@ def test_the_mechanism_cut_short_is_not_reported_as_checked(monkeypatch):
     def interrupt(mech, opt):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(suite_mod.ENGINES, "exact", interrupt)
+    monkeypatch.setitem(ENGINES, "exact", interrupt)
     res = suite(only=["faier.truncated_geometric"], engines=["sample", "exact"], quick=True)
     (line,) = res.lines
     assert res.interrupted and line.verdict == "interrupted before every engine ran"
@@ -65,7 +64,7 @@ def test_cli_exit_code_130_and_json_on_interrupt(monkeypatch, capsys):
     def interrupt(mech, opt):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(suite_mod.ENGINES, "sample", interrupt)
+    monkeypatch.setitem(ENGINES, "sample", interrupt)
     code = main(["suite", "--quick", "--only", "faier", "--engines", "sample", "--json"])
     assert code == 130
     out = json.loads(capsys.readouterr().out)

@@ -5,6 +5,7 @@ import pytest
 
 import privet
 from privet import ops
+from privet.core.errors import PrivetError
 from privet.testing import assert_same_distribution
 
 
@@ -83,5 +84,44 @@ def test_exact_method_proves_or_refutes():
 
 
 def test_bad_method_is_one_sentence():
-    with pytest.raises(ValueError, match="method must be"):
+    with pytest.raises(PrivetError, match="method must be"):
         assert_dp(argmax_lap, method="magic")
+
+
+PLUGIN_TEST = '''
+import privet
+from privet import ops
+from privet.testing import assert_dp
+
+
+@privet.mechanism(epsilon=0.5, neighbors=privet.neighbors.all_differ(1))
+def noisy_max_value(noise, queries, *, epsilon):
+    return ops.max(queries + noise.laplace(2 / epsilon, queries.shape), axis=-1)
+
+
+def test_direct():
+    assert_dp(noisy_max_value, n_select=2_000, n_final=5_000)
+
+
+def test_fixture(privet_check):
+    privet_check.assert_not_dp(noisy_max_value, n_select=2_000, n_final=5_000)
+'''
+
+
+def test_pytest_hides_privets_frames_and_the_plugin_seeds_and_summarizes(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "test_mine.py").write_text(PLUGIN_TEST)
+    run = subprocess.run([sys.executable, "-m", "pytest", "test_mine.py", "-p",
+                          "no:cacheprovider", "--privet-seed", "3", "-o", "addopts="],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    out = run.stdout
+    assert run.returncode == 1, out                 # test_direct fails, test_fixture passes
+    assert "1 failed, 1 passed" in out
+    assert "privet: checks seeded with 3 (--privet-seed)" in out
+    assert "is not 0.5-DP: violation found" in out and "D1=[" in out
+    assert "privet/testing.py" not in out and "privet/detect" not in out  # caller's line only
+    assert "assert_dp(noisy_max_value" in out
+    assert "privet checks" in out and "test_fixture: assert_not_dp: violation found" in out
+    assert "seed 3)" in out

@@ -2,14 +2,21 @@
 
 Public API: :func:`mechanism` and the spec types, the noise interpreters, and one entry
 point per engine -- :func:`detect`, :func:`search`, :func:`exact`, :func:`pufferfish`,
-:func:`synth` -- plus :func:`suite` over the built-in benchmark library. Engines are
-imported lazily, so ``import privet`` stays fast and optional dependencies stay optional.
+:func:`synth` -- plus :func:`suite` over the built-in benchmark library.
+
+Each entry point is the engine's plain function, with its real signature and docstring
+(``help(privet.detect)``, ``inspect.signature(privet.search)``); the engine's other
+functions are imported from its package (``from privet.exact import accuracy``). Engines
+are imported on first use, so ``import privet`` stays fast and optional dependencies stay
+optional.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from .core import (
     ABORTED,
@@ -31,32 +38,55 @@ from .core import (
     results,
 )
 
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time they load on first use
+    from . import mechanisms
+    from .detect import detect
+    from .exact import exact
+    from .pufferfish import pufferfish
+    from .search import search
+    from .suite import suite
+    from .synth import synth
+
 __version__ = "0.1.0"
 
-_ENGINES = {
-    "detect": ("privet.detect", "detect"),
-    "search": ("privet.search", "search"),
-    "exact": ("privet.exact", "exact"),
-    "pufferfish": ("privet.pufferfish", "pufferfish"),
-    "synth": ("privet.synth", "synth"),
-    "suite": ("privet.suite", "suite"),
-}
+# entry point -> the module that defines it
+_ENTRY_POINTS = {"detect": "privet.detect", "search": "privet.search", "exact": "privet.exact",
+                 "pufferfish": "privet.pufferfish", "synth": "privet.synth",
+                 "suite": "privet.suite"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _ENGINES:
-        module, attr = _ENGINES[name]
-        loaded = importlib.import_module(module)
-        # engine packages are callable modules (privet._engine): privet.detect(...) and
-        # privet.detect.pvalue_curve(...) both work; suite is a plain function
-        return loaded if callable(loaded) else getattr(loaded, attr)
+    if name in _ENTRY_POINTS:
+        function = getattr(importlib.import_module(_ENTRY_POINTS[name]), name)
+        globals()[name] = function  # later lookups find the function directly
+        return function
     if name == "mechanisms":
         return importlib.import_module("privet.mechanisms")
     raise AttributeError(f"module 'privet' has no attribute {name!r}")
 
 
+class _Package(types.ModuleType):
+    """``privet`` itself. Importing ``privet.detect`` (the package) binds it as an attribute
+    of ``privet`` -- Python does that for every submodule -- which would hide the function
+    ``privet.detect``. The engine packages stay in ``sys.modules`` (``from privet.detect
+    import pvalue_curve`` works); the attribute stays the function."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _ENTRY_POINTS and isinstance(value, types.ModuleType):
+            if name in self.__dict__:  # the function is already bound: keep it
+                return
+            value = getattr(value, name, None)
+            if value is None:  # the package is still importing: bind the function later
+                return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
 __all__ = [
     "ABORTED", "FALSE", "Domain", "Enumerate", "Mechanism", "Output", "PrivetError", "Replay",
     "Sampler", "detect", "events", "exact", "from_blackbox", "from_statdp", "from_vectorized",
-    "mechanism", "neighbors", "ops", "pufferfish", "results", "search", "suite", "synth",
+    "mechanism", "mechanisms", "neighbors", "ops", "pufferfish", "results", "search", "suite",
+    "synth",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 
 from . import cli_support as flags
 from .core.errors import PrivetError
+from .report.options import add_common_options
 
 ENGINE_COMMANDS = ("detect", "search", "exact", "pufferfish", "synth", "floats")
 SAMPLING_COMMANDS = ("detect", "search", "synth", "sample", "suite")  # these take --executor
@@ -55,12 +56,6 @@ def parse_args_kv(pairs: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--seed", type=flags.seed, default=None,
-                   help="seed of the run (reproducible), 0 to 2^128 - 1")
-
-
 def _executor_option(p: argparse.ArgumentParser) -> None:
     """``--executor SPEC``: where sample-and-reduce chunks run (same numbers on every one)."""
     if any(a.dest == "executor" for a in p._actions):
@@ -79,11 +74,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("list", help="list the built-in mechanisms with claimed and known ε")
-    p.add_argument("--paper", default=None, help="only this paper's mechanisms (e.g. statdp)")
-    _common(p)
+    p = sub.add_parser("list", help="list the built-in mechanisms with claimed and known ε",
+                       description="The built-in benchmark mechanisms: name, claimed ε, the ε "
+                                   "the literature knows, neighbor relation and source. "
+                                   "Every name works as a TARGET of the other commands.")
+    p.add_argument("--paper", default=None,
+                   help="only this paper's mechanisms: statdp, dpfinder, wmc, faier, kolahal")
+    add_common_options(p, seed=False, progress=False)
 
-    p = sub.add_parser("sample", help="draw outputs of a mechanism and summarize them")
+    p = sub.add_parser("sample", help="draw outputs of a mechanism and summarize them",
+                       description="Draw outputs of a mechanism on one input and print their "
+                                   "frequencies (or quantiles), or with --exact the exact "
+                                   "output distribution of a discrete mechanism.")
     p.add_argument("target", help="library name (privet list) or MODULE:NAME / FILE.py:NAME")
     p.add_argument("--input", "-x", required=True, help="the input, e.g. 1,1,1,1,1")
     p.add_argument("-n", type=flags.count("the number of outputs"), default=100_000,
@@ -91,16 +93,23 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     p.add_argument("--max-memory", type=flags.memory_size, default=None, metavar="SIZE",
                    help="refuse -n when keeping the outputs would need more memory than "
                         "SIZE (e.g. 8G; default half of the machine's memory)")
-    p.add_argument("--epsilon", type=flags.epsilon, default=None,
-                   help="override the claimed ε (0.5, ln(3), ...)")
+    p.add_argument("--claimed", type=flags.epsilon, default=None,
+                   help="run the mechanism with this claimed ε instead of its own "
+                        "(0.5, ln(3), ...)")
     p.add_argument("--arg", action="append", metavar="NAME=VALUE",
                    help="non-private argument (repeatable)")
     p.add_argument("--exact", action="store_true",
                    help="print the exact output distribution (discrete noise) instead")
-    _common(p)
+    add_common_options(p)
     _executor_option(p)
 
-    p = sub.add_parser("suite", help="run every engine over the built-in library")
+    p = sub.add_parser("suite", help="run every engine over the built-in library",
+                       description="privet's main job: every engine whose method applies "
+                                   "(sample, detect, exact, search, pufferfish; synth on "
+                                   "request) over the built-in mechanisms or your own, one "
+                                   "line per mechanism with the engines' verdicts joined. "
+                                   "Exits 0 although the library holds deliberately broken "
+                                   "mechanisms: finding their violations is its job.")
     p.add_argument("--engines", default=None,
                    help="comma-separated engines to run (default: all available)")
     p.add_argument("--only", default=None,
@@ -112,17 +121,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
                    help="also write a self-contained HTML report (opens with no network)")
     p.add_argument("--per-engine", action="store_true",
                    help="also print one line per mechanism and engine")
-    _common(p)
+    add_common_options(p)
     _executor_option(p)
 
-    p = sub.add_parser("report", help="render results saved with --json (a table, or HTML)")
+    p = sub.add_parser("report", help="render results saved with --json (a table, or HTML)",
+                       description="Render results saved with any command's --json again: "
+                                   "as the terminal table, or with --html as a self-contained "
+                                   "HTML report.")
     p.add_argument("file", help="a JSON file written by any privet command's --json, or -")
     p.add_argument("--html", default=None, metavar="FILE", type=flags.output_file("--html"),
                    help="write a self-contained HTML report instead of printing a table")
     p.add_argument("--json", action="store_true",
                    help="print the results as JSON again (checked and normalized)")
-    p.add_argument("--seed", type=flags.seed, default=None,
-                   help="accepted like every command's; a report draws no samples")
 
     runners: dict[str, Any] = {}
     for engine in ENGINE_COMMANDS:
@@ -134,19 +144,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
             before = set(sub.choices)
             module.add_cli(sub)
             for name in set(sub.choices) - before:
-                _ensure_common(sub.choices[name])
+                add_common_options(sub.choices[name])
                 if name in SAMPLING_COMMANDS:
                     _executor_option(sub.choices[name])
                 runners[name] = module.run_cli
     return parser, runners
-
-
-def _ensure_common(p: argparse.ArgumentParser) -> None:
-    have = {a.dest for a in p._actions}
-    if "json" not in have:
-        p.add_argument("--json", action="store_true", help="print the result as JSON")
-    if "seed" not in have:
-        p.add_argument("--seed", type=flags.seed, default=None, help="seed of the run")
 
 
 def _version() -> str:
@@ -174,7 +176,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from .report import console, emit
     from .report.library import exact_distribution_table, sample_summary, sample_table
 
-    mech = load_mechanism(args.target, epsilon=args.epsilon)
+    mech = load_mechanism(args.target, epsilon=args.claimed)
     x = parse_vector(args.input)
     extra = parse_args_kv(args.arg)
     head = {"mechanism": mech.name, "input": x}
@@ -203,14 +205,14 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    from .report import console
+    from .report import console, show_progress
     from .report.library import suite_rows_table, suite_table
     from .suite import suite
 
     engines = args.engines.split(",") if args.engines else None
     only = args.only.split(",") if args.only else None
     result = suite(engines=engines, only=only, quick=args.quick,
-                   seed=0 if args.seed is None else args.seed, progress=not args.json,
+                   seed=0 if args.seed is None else args.seed, progress=show_progress(args),
                    executor=getattr(args, "executor", None))
     if args.json:
         from .core.results import to_json
@@ -303,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             code = int(runners[args.command](args) or 0)
     except PrivetError as err:
-        return _fail(getattr(err, "cli", None) or str(err))
+        return _fail(err.for_cli())
     except KeyboardInterrupt:
         print("privet: interrupted.", file=sys.stderr)
         return 130

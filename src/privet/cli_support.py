@@ -34,7 +34,7 @@ def load_object(target: str) -> Any:
         try:
             spec.loader.exec_module(module)
         except PrivetError as err:
-            raise type(err)(f"in {where!r}: {err}") from err
+            raise err.with_prefix(f"in {where!r}: ") from err
         except SystemExit as err:
             raise PrivetError(f"importing {where!r} called sys.exit({err.code!r}); a "
                               "mechanism file must not exit the program.") from None
@@ -46,7 +46,7 @@ def load_object(target: str) -> Any:
         try:
             module = importlib.import_module(where)
         except PrivetError as err:
-            raise type(err)(f"in module {where!r}: {err}") from err
+            raise err.with_prefix(f"in module {where!r}: ") from err
         except SystemExit as err:
             raise PrivetError(f"importing module {where!r} called sys.exit({err.code!r}); a "
                               "mechanism module must not exit the program.") from None
@@ -395,12 +395,11 @@ def _check_calling(f: Any, name: str, calling: str) -> None:
 
 def load_target(target: str, *, epsilon: float | None = None, calling: str | None = None,
                 neighbors: str | None = None, domain: str | None = None,
-                length: str | None = None, wrap_only: bool = False) -> Mechanism:
+                length: str | None = None) -> Mechanism:
     """The mechanism a CLI target names, with the implementation flags applied: a library
     name or privet mechanism (the flags change its neighbor relation, domain and length),
-    or a plain function wrapped as ``--calling`` says (or its signature shows).
-    ``epsilon`` is the claimed epsilon; with ``wrap_only`` it is only the claim of a
-    wrapped plain function (a mechanism keeps its own claim)."""
+    or a plain function wrapped as ``--calling`` says (or its signature shows);
+    ``epsilon`` is the claimed epsilon (``--claimed``)."""
     from .core.mechanism import Domain, from_blackbox, from_statdp, from_vectorized
 
     spec: dict[str, Any] = {}
@@ -412,20 +411,20 @@ def load_target(target: str, *, epsilon: float | None = None, calling: str | Non
         if calling is not None:
             raise PrivetError(f"{target!r} is a library mechanism; --calling is for plain "
                               "functions (FILE.py:NAME or MODULE:NAME).")
-        mech = load_mechanism(target, None if wrap_only else epsilon)
+        mech = load_mechanism(target, epsilon)
     else:
         obj = load_object(target)
         name = target.rsplit(":", 1)[1]
         if isinstance(obj, Mechanism):
             if calling is not None:
                 raise PrivetError(f"{name!r} is already a privet mechanism; drop --calling.")
-            mech = obj if epsilon is None or wrap_only else obj.replace(epsilon=epsilon)
+            mech = obj if epsilon is None else obj.replace(epsilon=epsilon)
         elif callable(obj):
             how = calling or _calling_of(obj, name)
             _check_calling(obj, name, how)
             if how == "statdp" and epsilon is None:
                 raise PrivetError(f"a StatDP-style function takes its epsilon: give the "
-                                  f"claimed epsilon of {name!r} with --epsilon.")
+                                  f"claimed epsilon of {name!r} with --claimed.")
             wrap = {"vectorized": from_vectorized, "statdp": from_statdp,
                     "blackbox": from_blackbox}[how]
             mech = wrap(obj, epsilon=epsilon, name=name)

@@ -21,7 +21,19 @@ from typing import Any
 
 from .core.errors import PrivetError
 from .core.mechanism import Mechanism
-from .core.results import CertifiedProfile, ExactProfile, SuiteLine, SuiteResult, SuiteRow
+from .core.results import (
+    CertifiedProfile,
+    ExactProfile,
+    SuiteLine,
+    SuiteResult,
+    SuiteRow,
+    say_certified,
+    say_exact_violation,
+    say_found,
+    say_verified,
+)
+from .core.seeds import SeedLike, as_seed
+from .core.text import fmt_value, fmt_vec
 from .execution import get_executor
 from .execution.progress import progress_bar
 
@@ -77,7 +89,8 @@ def run_detect(mech: Mechanism, opt: Options) -> SuiteRow | None:
     # an (ε, δ) test sizes its fresh sample by the claim (about e^ε/δ runs): the suite caps it
     sizes["n_max"] = 2_000_000 if opt.quick else 20_000_000
     res = detect(mech, seed=opt.seed, executor=opt.executor, **sizes)
-    verdict = "violation found" if res.counterexample is not None else "no violation found"
+    verdict = say_found(res.p_value) if res.counterexample is not None else \
+        "no violation found"
     return _row(mech, "detect", verdict, res.p_value, start, result=res, text=res.verdict,
                 counterexample=res.counterexample.event if res.counterexample else None)
 
@@ -120,8 +133,8 @@ def run_exact(mech: Mechanism, opt: Options) -> SuiteRow | None:
                     prof.rho, start, result=prof, domain=prof.domain)
     # Enumerate or the compiled BDD, whichever the cost estimate says is cheaper
     res = exact(mech, length=length, backend="auto")
-    verdict = (f"verified ≤ claimed (n={length})" if res.verified
-               else f"exact ε > claimed (n={length})")
+    verdict = (f"verified ε ≤ claimed (length {length})" if res.verified
+               else f"violation (exact): exact ε > claimed (length {length})")
     return _row(mech, "exact", verdict, res.epsilon, start, result=res, domain=res.domain,
                 witness=res.witness)
 
@@ -143,8 +156,9 @@ def run_search(mech: Mechanism, opt: Options) -> SuiteRow | None:
     res = search(mech, iterations=2 if opt.quick else 5, seed=opt.seed, executor=opt.executor)
     bound = getattr(res, "bound", res)
     violates = bool(mech.epsilon is not None and bound.value > mech.epsilon)
-    verdict = "certified violation" if violates else "no violation found"
-    return _row(mech, "search", f"{verdict} ({bound.confidence:.0%})", bound.value, start,
+    verdict = say_certified(bound.value, bound.confidence) if violates else \
+        f"no violation found ({bound.confidence:.0%} confidence)"
+    return _row(mech, "search", verdict, bound.value, start,
                 result=bound, witness=bound.witness.event if bound.witness else None)
 
 
@@ -158,8 +172,9 @@ def run_pufferfish(mech: Mechanism, opt: Options) -> SuiteRow | None:
     inputs = [tuple(r) for r in mech.domain.inputs(length).tolist()]
     res = pufferfish(mech, inputs=inputs)
     ratio = float(res.ratio) if res.ratio else None
-    status = (f"verified to length {res.k}" if res.status == "verified" else
-              f"{res.status} at length {res.k}")
+    status = {"verified": f"verified to length {res.k}",
+              "violated": f"violation (exact) at length {res.k}"}.get(
+                  res.status, f"{res.status} at length {res.k}")
     return _row(mech, "pufferfish", f"{status} (n={length})",
                 math.log(ratio) if ratio and math.isfinite(ratio) else ratio, start,
                 result=res, text=res.describe())
@@ -239,7 +254,8 @@ def _short_domain(domain: str) -> str:
 
 
 def _short(v: Any) -> str:
-    return "[" + ", ".join(f"{float(t):g}" for t in v) + "]"
+    """A counterexample's input as one short token run: 3 digits, repeats counted."""
+    return fmt_vec(v, short=True)
 
 
 def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -> SuiteLine:
@@ -272,11 +288,11 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         exact_eps, exact_domain = float(ex.epsilon), ex.domain
         if ex.verified:
             if not _was_interrupted(ex):  # an interrupted run is only a lower bound
-                verified.append(f"verified ε ≤ {claimed:.4g} ({_short_domain(ex.domain)})")
+                verified.append(say_verified(claimed, f"({_short_domain(ex.domain)})"))
         elif claimed is not None:  # a lower bound above the claim refutes it either way
-            violations.append((f"violation: exact ε = {ex.epsilon:.4g} > {claimed:.4g}",
+            violations.append((say_exact_violation(ex.epsilon, claimed),
                                f"D1={_short(ex.witness[0])}, D2={_short(ex.witness[1])}, "
-                               f"output {ex.witness[2]}" if len(ex.witness) == 3 else None))
+                               f"output {_short(ex.witness[2])}" if len(ex.witness) == 3 else None))
     lower = conf = None
     bd = res.get("search")
     if isinstance(bd, CertifiedProfile):
@@ -288,8 +304,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
         lower, conf = float(bd.value), float(bd.confidence)
         if claimed is not None and bd.value > claimed:
             w = bd.witness
-            violations.append((f"violation certified: ε ≥ {bd.value:.4g} "
-                               f"({bd.confidence:.0%} confidence)",
+            violations.append((say_certified(bd.value, bd.confidence),
                                f"D1={_short(w.d1)}, D2={_short(w.d2)}, {w.event}" if w else None))
     fl = res.get("floats")
     if fl is not None and fl.witness is not None:  # exact: before the statistical ones
@@ -300,13 +315,15 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
     dt = res.get("detect")
     if dt is not None and dt.counterexample is not None:
         cx = dt.counterexample
-        violations.append((f"violation found (p = {dt.p_value:.2g})",
+        violations.append((say_found(dt.p_value),
                            f"D1={_short(cx.d1)}, D2={_short(cx.d2)}, {cx.event}"))
     pf = res.get("pufferfish")
     if pf is not None:
         if pf.violated:
-            violations.append(("violation: exact Pufferfish/DP check",
-                               f"{list(pf.counterexample or ())} under {pf.pair}"))
+            violations.append(("violation (exact): Pufferfish/DP check",
+                               "observation sequence " + " ".join(
+                                   fmt_value(o) for o in pf.counterexample or ())
+                               + " under " + " vs ".join(map(str, pf.pair or ()))))
         elif pf.verified and not verified:
             verified.append(f"verified (SMT/exact, outputs of length ≤ {pf.k})")
     if not complete:
@@ -378,7 +395,7 @@ def _load_user(target: str) -> Mechanism:
 
 
 def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = None,
-          quick: bool = False, seed: int | None = 0, progress: bool = False,
+          quick: bool = False, seed: SeedLike = 0, progress: bool = False,
           executor: Any = None) -> SuiteResult:
     """Run the chosen engines (default: all available but synth) over the library.
 
@@ -396,10 +413,11 @@ def suite(engines: Sequence[str] | None = None, only: Sequence[str] | None = Non
     missing = [e for e in chosen if not _available(e)]
     if missing:
         raise PrivetError(f"engine(s) {', '.join(missing)} need an optional dependency; "
-                          "install privet[all].")
+                          "install privet[suite].")
     library = library_selection(only)
     # one executor for the whole run (one Dask client or cluster, not one per mechanism)
     shared = get_executor(executor) if isinstance(executor, str) else executor
+    seed = as_seed(seed)  # every engine gets (and the result records) one int
     opt = Options(quick=quick, seed=seed, executor=shared)
     t0 = time.perf_counter()
     rows: list[SuiteRow] = []

@@ -28,7 +28,13 @@ What a pass means, and how often it is wrong:
   ``method="exact"`` asks for an exact ε above the claim instead.
 
 A failure message carries the counterexample: D1, D2, the non-private arguments, the
-event, the counts on both sides, the p-value, and the seed that replays it.
+event, the counts on both sides, the p-value, and the seed that replays it. pytest shows
+the line of your test that failed, not privet's own frames (``__tracebackhide__``).
+
+With pytest, privet also installs a plugin (:mod:`privet.pytest_plugin`): the fixture
+``privet_check`` (a :class:`Checker`: ``privet_check.assert_dp(mech, epsilon=0.5)``),
+the option ``--privet-seed N`` that seeds every check of the run, and a summary of the
+checks at the end of the run.
 """
 
 from __future__ import annotations
@@ -37,15 +43,18 @@ from typing import Any
 
 import numpy as np
 
+from .core.errors import ParameterError
 from .core.mechanism import Mechanism, as_mechanism
 from .core.results import Counterexample
+from .core.seeds import SeedLike, as_seed
+from .core.text import fmt_num, fmt_p, fmt_vec
 from .stats.counts import two_sample_counts
 
 
 def _describe(cx: Counterexample | None) -> str:
     if cx is None:
         return ""
-    parts = [f"D1={list(cx.d1)}", f"D2={list(cx.d2)}"]
+    parts = [f"D1={fmt_vec(cx.d1)}", f"D2={fmt_vec(cx.d2)}"]
     if cx.args:
         parts.append(f"args={cx.args}")
     parts.append(f"event {cx.event}")
@@ -61,23 +70,25 @@ def _describe(cx: Counterexample | None) -> str:
 def _prepare(mechanism: Any, epsilon: float | None, method: str) -> tuple[Any, float]:
     """The mechanism (run as it is: ``epsilon`` is the ε tested, not a new noise scale,
     except for a bare callable, which has no claim of its own) and the ε to test."""
+    __tracebackhide__ = True
     if method not in ("detect", "exact"):
-        raise ValueError(f"method must be 'detect' or 'exact', got {method!r}.")
+        raise ParameterError(f"method must be 'detect' or 'exact', got {method!r}.")
     mech = as_mechanism(mechanism) if isinstance(mechanism, Mechanism) else \
         as_mechanism(mechanism, epsilon=epsilon)
     eps = epsilon if epsilon is not None else mech.epsilon
     if eps is None and mech.claim is None:
-        raise ValueError(f"{mech.name} claims no ε: pass epsilon=.")
+        raise ParameterError(f"{mech.name} claims no ε: pass the ε to test (epsilon=...).")
     return mech, None if eps is None else float(eps)   # None: a zCDP claim, tested whole
 
 
 def _what(res: Any) -> str:
     """What was tested, for messages: ``0.5-DP`` or ``(ε, δ) = (1, 1e-05)``."""
-    return f"{res.claim}" if getattr(res, "test_delta", None) else f"{res.test_epsilon:g}-DP"
+    return f"{res.claim}" if getattr(res, "test_delta", None) else \
+        f"{fmt_num(res.test_epsilon)}-DP"
 
 
 def assert_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float = 0.05,
-              seed: int | None = 0, method: str = "detect", **kwargs: Any):
+              seed: SeedLike = 0, method: str = "detect", **kwargs: Any):
     """Fail when ``mechanism`` is shown not to be ``epsilon``-DP; returns the result.
 
     ``epsilon`` defaults to the mechanism's claimed ε; an (ε, δ) or zCDP claim is tested as
@@ -88,6 +99,7 @@ def assert_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float = 0.
     claim: checked on the exact privacy profile). Extra keyword arguments go to
     ``privet.detect`` (``n_final``, ``inputs``, ``args``, ...) or ``privet.exact``.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not privet's
     mech, eps = _prepare(mechanism, epsilon, method)
     claim = mech.claim
     if method == "exact" and claim is not None and claim.kind != "pure" and epsilon is None:
@@ -104,27 +116,28 @@ def assert_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float = 0.
     res = detect(mech, eps, alpha=alpha, seed=seed, **kwargs)
     if res.p_value < alpha:
         raise AssertionError(f"{res.mechanism} is not {_what(res)}: "
-                             f"{res.verdict} at level {alpha:g}"
+                             f"{res.verdict} at level {fmt_num(alpha)}"
                              f"{_describe(res.counterexample)}")
     return res
 
 
 def assert_not_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float = 0.01,
-                  seed: int | None = 0, method: str = "detect", **kwargs: Any):
+                  seed: SeedLike = 0, method: str = "detect", **kwargs: Any):
     """Fail unless ``mechanism`` is shown not to be ``epsilon``-DP; returns the result.
 
     ``method="detect"``: a violation must be found at level ``alpha`` (an ε-DP mechanism
     passes this assertion with probability at most ``alpha``). ``method="exact"``: the
     exact ε must exceed ``epsilon``.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not privet's
     mech, eps = _prepare(mechanism, epsilon, method)
     if method == "exact":
         from .exact import exact
 
         res = exact(mech, **kwargs)
         if res.epsilon <= eps + 1e-12:
-            raise AssertionError(f"{res.mechanism}: expected exact ε > {eps:g}, but "
-                                 f"exact ε = {res.epsilon:.6g} on {res.domain}")
+            raise AssertionError(f"{res.mechanism}: expected exact ε > {fmt_num(eps)}, but "
+                                 f"exact ε = {fmt_num(res.epsilon, 6)} on {res.domain}")
         return res
     from .detect import detect
 
@@ -132,40 +145,46 @@ def assert_not_dp(mechanism: Any, epsilon: float | None = None, *, alpha: float 
     if not res.p_value < alpha:
         raise AssertionError(f"{res.mechanism}: expected a violation of "
                              f"{_what(res)}, but no violation found "
-                             f"(p = {res.p_value:.3g} ≥ α = {alpha:g}, seed {res.seed})")
+                             f"({fmt_p(res.p_value)} ≥ α = {fmt_num(alpha)}, seed {res.seed})")
     return res
 
 
 def assert_no_violation_found(mechanism: Any, epsilon: float | None = None, *,
                               alpha: float = 0.05, **detect_kwargs: Any):
     """:func:`assert_dp` with the StatDP test (the name says what a pass means)."""
+    __tracebackhide__ = True  # pytest shows the caller's line, not privet's
     return assert_dp(mechanism, epsilon, alpha=alpha, method="detect", **detect_kwargs)
 
 
 def assert_violation_found(mechanism: Any, epsilon: float | None = None, *,
                            alpha: float = 0.01, **detect_kwargs: Any):
     """:func:`assert_not_dp` with the StatDP test."""
+    __tracebackhide__ = True  # pytest shows the caller's line, not privet's
     return assert_not_dp(mechanism, epsilon, alpha=alpha, method="detect", **detect_kwargs)
 
 
 def assert_exact_epsilon_at_most(mechanism: Any, epsilon: float, **exact_kwargs: Any):
     """Fail when the exact ε of a discrete mechanism exceeds ``epsilon``; returns the bound."""
+    __tracebackhide__ = True  # pytest shows the caller's line, not privet's
     from .exact import exact
 
     res = exact(as_mechanism(mechanism), **exact_kwargs)
     if res.epsilon > epsilon + 1e-12:
         x1, x2, y = (list(res.witness) + [None, None, None])[:3]
-        raise AssertionError(f"{res.mechanism}: exact ε = {res.epsilon:.6g} > {epsilon:g} on "
-                             f"{res.domain}; counterexample: D1={x1}, D2={x2}, output {y}")
+        raise AssertionError(f"{res.mechanism}: exact ε = {fmt_num(res.epsilon, 6)} > "
+                             f"{fmt_num(epsilon, 6)} on {res.domain}; counterexample: "
+                             f"D1={fmt_vec(x1)}, D2={fmt_vec(x2)}, output {fmt_vec(y)}")
     return res
 
 
 def assert_same_distribution(first: Any, second: Any, x: Any, n: int = 20_000, *,
-                             alpha: float = 1e-3, seed: int = 0) -> float:
+                             alpha: float = 1e-3, seed: SeedLike = 0) -> float:
     """Fail when two mechanisms' discrete outputs on ``x`` differ (chi-square, level
     ``alpha``); returns the p-value. Useful to check a port against a reference."""
+    __tracebackhide__ = True  # pytest shows the caller's line, not privet's
     from scipy.stats import chi2_contingency
 
+    seed = as_seed(seed)
     a = as_mechanism(first).sample(x, n, seed=seed)
     b = as_mechanism(second).sample(x, n, seed=seed + 1)
     values, count_a, count_b = two_sample_counts(a, b)
@@ -176,3 +195,33 @@ def assert_same_distribution(first: Any, second: Any, x: Any, n: int = 20_000, *
     if p < alpha:
         raise AssertionError(f"outputs differ on {list(np.ravel(x))}: chi-square p = {p:.3g}")
     return float(p)
+
+
+class Checker:
+    """The assertions above with one seed for a whole test session: what the pytest fixture
+    ``privet_check`` hands each test (``pytest --privet-seed N`` replays or varies every
+    check at once). Each result is kept in ``results`` for the end-of-run summary."""
+
+    def __init__(self, seed: SeedLike = 0) -> None:
+        self.seed = seed
+        self.results: list[tuple[str, Any]] = []
+
+    def _run(self, check: Any, mechanism: Any, epsilon: float | None, kwargs: dict) -> Any:
+        __tracebackhide__ = True
+        kwargs.setdefault("seed", self.seed)
+        if kwargs.get("method") == "exact":
+            kwargs.pop("seed")  # exact inference draws nothing
+        res = check(mechanism, epsilon, **kwargs)
+        self.results.append((check.__name__, res))
+        return res
+
+    def assert_dp(self, mechanism: Any, epsilon: float | None = None, **kwargs: Any) -> Any:
+        """:func:`assert_dp` with the session's seed."""
+        __tracebackhide__ = True
+        return self._run(assert_dp, mechanism, epsilon, kwargs)
+
+    def assert_not_dp(self, mechanism: Any, epsilon: float | None = None,
+                      **kwargs: Any) -> Any:
+        """:func:`assert_not_dp` with the session's seed."""
+        __tracebackhide__ = True
+        return self._run(assert_not_dp, mechanism, epsilon, kwargs)

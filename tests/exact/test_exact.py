@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -285,11 +286,11 @@ def test_restricted_pairs_must_be_neighbors():
         exact(programs.randomized_response(3), pairs=[([0, 0, 0], [1, 1, 0], [0, 0, 0])])
 
 
-def test_privet_exact_is_callable_after_submodule_import():
+def test_privet_exact_is_the_function_after_submodule_import():
     import privet.exact.bdd  # noqa: F401
 
     assert privet.exact(programs.randomized_response(2), fractions=True).e_epsilon == 4
-    assert privet.exact.accuracy is accuracy
+    assert privet.exact is exact and sys.modules["privet.exact"].accuracy is accuracy
 
 
 def test_exhaustive_table_cap_points_to_restricted_sets():

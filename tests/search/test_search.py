@@ -59,7 +59,7 @@ def test_search_finds_the_violation_of_a_broken_mechanism():
     assert b.confidence == 0.9 and not b.exact
     w = b.witness
     assert privet.neighbors.all_differ(1.0).are_neighbors(w.d1, w.d2)
-    assert "violation found" in b.details["verdict"]
+    assert b.details["verdict"].startswith("violation certified: ε ≥ ")
     assert b.details["optimizer"].startswith("SLSQP")
 
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InputError
+from ..core.errors import InputError, advice
 from ..core.events import Event
 from ..core.mechanism import Mechanism
 from ..execution.progress import progress_bar
@@ -202,10 +202,8 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
         raise InputError(
             f"no pair of neighboring inputs of {mech.name!r} lies in its domain "
             f"({mech.domain.describe()}) under '{mech.neighbors.describe()}'; widen the domain "
-            "(domain=...) or change the neighbor relation (neighbors=...).",
-            cli=f"no pair of neighboring inputs of {mech.name!r} lies in its domain "
-                f"({mech.domain.describe()}) under '{mech.neighbors.describe()}'; widen "
-                "--domain or change --neighbors.")
+            f"({advice('domain=...', '--domain')}) or change the neighbor relation "
+            f"({advice('neighbors=...', '--neighbors')}).")
     trace: list[dict] = []
     screened: list[_Screened] = []
     interrupted = False

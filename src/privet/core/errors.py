@@ -2,20 +2,45 @@
 
 Every error privet raises on bad input is a :class:`PrivetError`; the CLI prints its
 message without a traceback and exits with status 2.
+
+Advice that names a parameter is written with :func:`advice`, which keeps both spellings
+in the message: the Python API's (``length=5``) and the command line's (``--length 5``).
+``str(err)`` speaks the API's language, :meth:`PrivetError.for_cli` the CLI's; the CLI
+prints the latter.
 """
 
 from __future__ import annotations
 
+import re
+
+_ADVICE = re.compile("\x02(.*?)\x03(.*?)\x04", re.S)
+
+
+def advice(api: str, cli: str) -> str:
+    """A piece of an error message in two languages: ``api`` for Python callers
+    (``"length=n"``), ``cli`` for the command line (``"--length N"``; ``""`` when the CLI
+    has no equivalent and the sentence reads well without it)."""
+    return f"\x02{api}\x03{cli}\x04"
+
+
+def speak(message: str, cli: bool = False) -> str:
+    """``message`` with every :func:`advice` in the API's words, or the CLI's."""
+    return _ADVICE.sub(lambda m: m.group(2 if cli else 1), message)
+
 
 class PrivetError(Exception):
-    """Base class of every error privet raises on bad input or unsupported requests.
+    """Base class of every error privet raises on bad input or unsupported requests."""
 
-    ``cli`` is the same sentence in the command line's words (it names the flag where the
-    message names the argument); the CLI prints it when given."""
+    def __str__(self) -> str:
+        return speak(super().__str__())
 
-    def __init__(self, *args: object, cli: str | None = None):
-        super().__init__(*args)
-        self.cli = cli
+    def for_cli(self) -> str:
+        """The message with parameters named as command-line flags (``--length 5``)."""
+        return speak(super().__str__(), cli=True)
+
+    def with_prefix(self, prefix: str) -> PrivetError:
+        """The same error (same class, both languages kept) with ``prefix`` in front."""
+        return type(self)(prefix + super().__str__())
 
 
 class MechanismError(PrivetError):

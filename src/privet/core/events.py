@@ -15,19 +15,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .errors import PrivetError
-from .mechanism import ABORTED, FALSE
+from .mechanism import ABORTED
+from .text import fmt_num, fmt_value, fmt_vec
 
 _REGISTRY: dict[str, type[Event]] = {}
-
-
-def _value_name(v: float) -> str:
-    if v == FALSE:
-        return "FALSE"
-    if v == ABORTED:
-        return "ABORTED"
-    if float(v).is_integer():
-        return str(int(v))
-    return f"{v:.4g}"
 
 
 def _rows(outputs: np.ndarray) -> np.ndarray:
@@ -55,6 +46,18 @@ def statistic(outputs: np.ndarray, stat: str, coord: int | None = None) -> np.nd
     if stat == "max":
         return np.where(finite, rows, -np.inf).max(axis=1)
     raise PrivetError(f"unknown output statistic {stat!r}.")
+
+
+def _interval_text(name: str, low: float, high: float) -> str:
+    """``low < name ≤ high`` with the infinite ends left out (``ω[0] ≤ 1.5``)."""
+    lo, hi = float(low), float(high)
+    if lo == -np.inf and hi == np.inf:
+        return f"{name} is any value"
+    if lo == -np.inf:
+        return f"{name} ≤ {fmt_num(hi)}"
+    if hi == np.inf:
+        return f"{name} > {fmt_num(lo)}"
+    return f"{fmt_num(lo)} < {name} ≤ {fmt_num(hi)}"
 
 
 def _stat_name(stat: str, coord: int | None) -> str:
@@ -107,7 +110,7 @@ class Interval(Event):
         return (s > self.low) & (s <= self.high)
 
     def describe(self):
-        return f"{_stat_name(self.stat, self.coord)} ∈ ({self.low:.4g}, {self.high:.4g}]"
+        return _interval_text(_stat_name(self.stat, self.coord), self.low, self.high)
 
 
 @dataclass(frozen=True, eq=True)
@@ -123,7 +126,7 @@ class Equals(Event):
         return statistic(outputs, self.stat, self.coord) == self.value
 
     def describe(self):
-        return f"{_stat_name(self.stat, self.coord)} = {_value_name(self.value)}"
+        return f"{_stat_name(self.stat, self.coord)} = {fmt_value(self.value)}"
 
 
 @dataclass(frozen=True, eq=True)
@@ -138,7 +141,7 @@ class Count(Event):
         return np.sum(_rows(outputs) == self.value, axis=1) == self.count
 
     def describe(self):
-        return f"count({_value_name(self.value)}) = {self.count}"
+        return f"count({fmt_value(self.value)}) = {self.count}"
 
 
 @dataclass(frozen=True, eq=True)
@@ -155,8 +158,7 @@ class Hamming(Event):
         return np.sum(rows != ref, axis=1) == self.distance
 
     def describe(self):
-        ref = ", ".join(_value_name(v) for v in self.reference)
-        return f"Hamming(ω, [{ref}]) = {self.distance}"
+        return f"Hamming(ω, {fmt_vec(self.reference, short=True)}) = {self.distance}"
 
 
 @dataclass(frozen=True, eq=True)
@@ -174,7 +176,7 @@ class Box(Event):
         return np.all((rows > lo) & (rows <= hi), axis=1)
 
     def describe(self):
-        parts = [f"ω[{i}] ∈ ({a:.4g}, {b:.4g}]" for i, (a, b) in
+        parts = [_interval_text(f"ω[{i}]", a, b) for i, (a, b) in
                  enumerate(zip(self.lows, self.highs))]
         return " and ".join(parts)
 
@@ -192,8 +194,8 @@ class Singleton(Event):
 
     def describe(self):
         if len(self.value) == 1:
-            return f"ω = {_value_name(self.value[0])}"
-        return "ω = [" + ", ".join(_value_name(v) for v in self.value) + "]"
+            return f"ω = {fmt_value(self.value[0])}"
+        return f"ω = {fmt_vec(self.value, short=True)}"
 
 
 @dataclass(frozen=True, eq=True)

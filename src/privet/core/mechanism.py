@@ -44,6 +44,7 @@ from .noise import (
     Sampler,
     enumerate_outputs,
 )
+from .seeds import SeedLike
 
 # Sentinel outputs for variable-length and mixed outputs (StatDP Sec. 4.3): an entry that is
 # FALSE (a categorical answer among numeric ones) or ABORTED (padding after the mechanism
@@ -336,8 +337,9 @@ class Mechanism:
         return validate_outputs(out, noise.size, self.name, numeric=noise.semantics == "hard")
 
     def sample(self, x: Any, n: int, args: Mapping[str, Any] | None = None,
-               seed: int | None = None, chunk: int = 200_000) -> np.ndarray:
-        """``n`` outputs on ``x``, drawn in chunks from seeds spawned off ``seed``."""
+               seed: SeedLike = None, chunk: int = 200_000) -> np.ndarray:
+        """``n`` outputs on ``x``, drawn in chunks from seeds spawned off ``seed`` (an int,
+        a numpy Generator or SeedSequence, or None)."""
         from ..execution import collect
 
         return collect(self, x, n, args=args, seed=seed, chunk=chunk)

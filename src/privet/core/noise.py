@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .errors import GridTooLargeError, NoiseError, NotEnumerableError, ReplayError
+from .text import fmt_value, fmt_vec
 
 Shape = tuple[int, ...]
 
@@ -408,9 +409,9 @@ def _geom_tail(alpha, v: int, below: bool):
 def _short(v: Any) -> str:
     arr = np.asarray(v, dtype=object)
     if arr.ndim == 0:
-        return str(v)
+        return fmt_value(v)
     if arr.size <= 6:
-        return "[" + ", ".join(str(x) for x in arr.ravel().tolist()) + "]"
+        return fmt_vec(arr.ravel().tolist())
     return f"array{arr.shape}"
 
 

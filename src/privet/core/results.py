@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .text import fmt_num, fmt_p, fmt_pvalue, fmt_value, fmt_vec, plain
+
 _TYPES: dict[str, type] = {}
 
 
@@ -28,11 +30,63 @@ def _repr_html(self: Any) -> str:
 
 
 def result_type(cls: type) -> type:
-    """Register a frozen dataclass for the JSON round-trip and give it ``_repr_html_``."""
+    """Register a frozen dataclass for the JSON round-trip and give it ``_repr_html_``,
+    a one-line ``repr`` of its named figures (``cls._shown``, as scipy.stats results print)
+    and ``summary()``, the full terminal table as text."""
     _TYPES[cls.__name__] = cls
     if "_repr_html_" not in cls.__dict__:
         cls._repr_html_ = _repr_html  # type: ignore[attr-defined]
+    if "_shown" in cls.__dict__:
+        cls.__repr__ = _short_repr  # type: ignore[method-assign]
+    if "summary" not in cls.__dict__:
+        cls.summary = _summary  # type: ignore[attr-defined]
     return cls
+
+
+def _short_repr(self: Any) -> str:
+    """``DetectResult(verdict='violation found', p_value=3.0e-155, …)``: the figures a
+    person looks at first, each printed as privet prints it (``to_json`` keeps the rest)."""
+    parts = []
+    for name, value in self._shown():
+        if value is None:
+            continue
+        if name == "p_value":
+            text = fmt_pvalue(value).replace("< ", "<")
+        elif isinstance(value, bool):
+            text = str(value)
+        elif isinstance(value, str):
+            text = repr(value)
+        elif isinstance(value, (list, tuple)):
+            text = _vec(value)
+        else:
+            text = fmt_num(value)
+        parts.append(f"{name}={text}")
+    return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def _summary(self: Any, width: int = 100) -> str:
+    """The full terminal rendering (tables) as text, ``width`` columns wide."""
+    import io
+
+    from rich.console import Console
+
+    from ..report import render_any
+
+    console = Console(width=width, file=io.StringIO(), record=True)
+    console.print(render_any(self))
+    return console.export_text()
+
+
+def _vec(v: Any) -> str:
+    """A vector in full when short, runs counted (``[0×5, 2×5]``) when longer than 8."""
+    return fmt_vec(v, short=len(v) > 8)
+
+
+def _head(verdict: str) -> str:
+    """The verdict's words without the figures that follow them (shown as fields)."""
+    for stop in (" (", ": ", "; "):
+        verdict = verdict.split(stop)[0]
+    return verdict
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -203,6 +257,80 @@ def from_json(text: str) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
+# The words of verdicts: one table, read by the terminal, HTML and JSON renderers and the
+# reports' "How to read" legend (STYLE.md). Every verdict an engine returns begins with one
+# of these words; what follows them is the evidence, written by the functions below.
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class VerdictWords:
+    """A verdict's words, its tone (``bad``: a violation, ``good``: a proof, ``neutral``:
+    nothing found, ``warn``: nothing claimed) and what it means, for the legend."""
+
+    words: str
+    tone: str
+    meaning: str
+
+
+VERDICTS: tuple[VerdictWords, ...] = (
+    VerdictWords("violation found", "bad",
+                 "a statistical counterexample: inputs D1, D2 and an output event E with "
+                 "P[M(D1) ∈ E] > e^ε · P[M(D2) ∈ E] at the test ε, tested on fresh samples; "
+                 "the p-value says how unlikely the counts are if the claim held"),
+    VerdictWords("violation certified", "bad",
+                 "ε ≥ L holds with the stated confidence (a certified lower bound from "
+                 "correlated sampling), and L is above the claimed ε"),
+    VerdictWords("violation (exact)", "bad",
+                 "exact inference or the SMT check found the counterexample with its exact "
+                 "probabilities: the claim fails on the checked domain, with certainty"),
+    VerdictWords("no violation found", "neutral",
+                 "the tests found no significant counterexample; this is not a proof of "
+                 "privacy"),
+    VerdictWords("inconclusive", "neutral",
+                 "the evidence neither rejects nor supports the claim at the chosen level"),
+    VerdictWords("verified", "good",
+                 "only from exact inference or an SMT solver, and only for the domain "
+                 "(inputs, lengths, parameters) that was checked"),
+    VerdictWords("unknown", "warn", "a solver gave up; nothing is claimed"),
+    VerdictWords("interrupted", "warn",
+                 "Ctrl-C stopped the run: what finished is shown, nothing is called verified"),
+    VerdictWords("error", "warn", "the engine could not run on this mechanism (the reason "
+                                  "follows)"),
+)
+
+
+def verdict_words(text: str) -> VerdictWords | None:
+    """The table entry a verdict begins with (None for a text that is not a verdict)."""
+    low = str(text).strip().lower()
+    for v in sorted(VERDICTS, key=lambda v: -len(v.words)):
+        if low.startswith(v.words):
+            return v
+    return None
+
+
+def verdict_tone(text: str) -> str:
+    """``bad`` / ``good`` / ``neutral`` / ``warn`` for a verdict (``neutral`` if unknown)."""
+    v = verdict_words(text)
+    return v.tone if v is not None else "neutral"
+
+
+def say_found(p: float) -> str:
+    return f"violation found ({fmt_p(p)})"
+
+
+def say_certified(value: float, confidence: float) -> str:
+    return f"violation certified: ε ≥ {fmt_num(value)} ({confidence:.0%} confidence)"
+
+
+def say_exact_violation(epsilon: float, claimed: float) -> str:
+    return f"violation (exact): exact ε = {fmt_num(epsilon)} > claimed {fmt_num(claimed)}"
+
+
+def say_verified(claimed: float, where: str) -> str:
+    return f"verified ε ≤ {fmt_num(claimed)} {where}"
+
+
+# --------------------------------------------------------------------------------------------
 # Common results
 # --------------------------------------------------------------------------------------------
 
@@ -234,6 +362,27 @@ class Counterexample:
     seed: int | None = None
     details: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # inputs that are integers read as integers: (1, 1), not (1.0, 1.0)
+        object.__setattr__(self, "d1", plain(tuple(self.d1)))
+        object.__setattr__(self, "d2", plain(tuple(self.d2)))
+
+    def _shown(self) -> list:
+        return [("D1", self.d1), ("D2", self.d2), ("E", self.event),
+                ("counts", self.counts), ("n", self.n),
+                ("p_value", self.p_value), ("epsilon_witnessed", self.epsilon_witnessed)]
+
+    def __str__(self) -> str:
+        if self.counts is not None and self.n is not None:
+            sides = f"{self.counts[0]:,} of {self.n[0]:,} vs {self.counts[1]:,} of {self.n[1]:,}"
+        elif self.probabilities is not None:
+            sides = f"P = {fmt_num(self.probabilities[0])} vs {fmt_num(self.probabilities[1])}"
+        else:
+            sides = ""
+        tail = f" ({fmt_p(self.p_value)})" if self.p_value is not None else ""
+        return (f"D1 = {_vec(self.d1)}, D2 = {_vec(self.d2)}, "
+                f"E: {self.event}" + (f"; {sides}" if sides else "") + tail)
+
 
 @result_type
 @dataclass(frozen=True)
@@ -257,6 +406,18 @@ class PValueCurve:
     details: dict = field(default_factory=dict)
     claim: str | None = None
 
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("test_epsilons", self.test_epsilons),
+                ("lower_bound", self.lower_bound), ("alpha", self.alpha)]
+
+    def __str__(self) -> str:
+        if self.lower_bound is None:
+            return (f"{self.mechanism}: no test ε rejected at α = {fmt_num(self.alpha)} "
+                    f"(of {len(self.test_epsilons)})")
+        return (f"{self.mechanism}: ε > {fmt_num(self.lower_bound)}, the largest test ε "
+                f"rejected at α = {fmt_num(self.alpha)} (claimed ε = "
+                f"{fmt_num(self.claimed_epsilon)})")
+
 
 @result_type
 @dataclass(frozen=True)
@@ -264,7 +425,8 @@ class Bound:
     """A lower bound on epsilon: "epsilon >= value with confidence ``confidence``".
 
     ``exact`` is True when the bound was computed by exact inference (confidence 1).
-    ``witness`` holds x, x', the event and the estimated or exact probabilities.
+    ``witness`` holds D1, D2, the event and the estimated or exact probabilities.
+    ``test_epsilon`` is the ε the bound was compared with (None: the claimed ε).
     """
 
     mechanism: str
@@ -277,11 +439,40 @@ class Bound:
     seed: int | None = None
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+    test_epsilon: float | None = None
     claim: str | None = None
 
     @property
+    def compared_with(self) -> float | None:
+        """The ε the verdict is about: the test ε when one was given, else the claimed ε."""
+        return self.test_epsilon if self.test_epsilon is not None else self.claimed_epsilon
+
+    @property
     def violates(self) -> bool:
-        return self.claimed_epsilon is not None and self.value > self.claimed_epsilon
+        return self.compared_with is not None and self.value > self.compared_with
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("lower_bound", self.value),
+                ("confidence", "exact" if self.exact else self.confidence),
+                ("claimed_epsilon", self.claimed_epsilon), ("violates", self.violates)]
+
+    def describe(self) -> str:
+        """The verdict, in the words of the table: the engine's own (``details["verdict"]``,
+        which may add why a bound looks unbounded) or one built from the fields."""
+        if self.details.get("verdict"):
+            return str(self.details["verdict"])
+        how = "exact" if self.exact else f"{self.confidence:.0%} confidence"
+        bound = f"ε ≥ {fmt_num(self.value)} ({how})"
+        if self.compared_with is None:
+            return bound
+        if not self.violates:
+            which = "test" if self.test_epsilon is not None else "claimed"
+            return (f"no violation found: {bound}, not above the {which} ε = "
+                    f"{fmt_num(self.compared_with)}")
+        return ("violation (exact): " if self.exact else "violation certified: ") + bound
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.describe()}"
 
 
 @result_type
@@ -311,6 +502,32 @@ class ExactBound:
         """True when the claimed epsilon holds on the checked domain."""
         return self.claimed_epsilon is not None and self.epsilon <= self.claimed_epsilon + 1e-12
 
+    def describe(self) -> str:
+        """The verdict, in the words every renderer uses."""
+        eps = fmt_num(self.epsilon)
+        if self.delta is not None:
+            return f"δ = {fmt_num(self.delta)} at ε = {eps} (exact, on the checked domain)"
+        if self.details.get("interrupted"):
+            return f"interrupted: exact ε ≥ {eps} from the triples checked (a lower bound)"
+        if self.claimed_epsilon is None:
+            return f"exact ε = {eps} on the checked domain"
+        if self.verified:  # ε-DP implies every (ε, δ) and zCDP claim with the same ε
+            return say_verified(self.claimed_epsilon, f"on the checked domain (exact ε = {eps})")
+        if self.claim and "δ" in self.claim:  # above the ε, the δ may still cover it
+            return (f"inconclusive: exact ε = {eps} > the ε of the claim {self.claim}; its δ "
+                    "is checked by the privacy profile (privet exact --profile)")
+        return say_exact_violation(self.epsilon, self.claimed_epsilon)
+
+    def _shown(self) -> list:
+        w = list(self.witness) + [None, None, None]
+        return [("mechanism", self.mechanism), ("exact_epsilon", self.epsilon),
+                ("delta", self.delta), ("claimed_epsilon", self.claimed_epsilon),
+                ("verified", self.verified if self.delta is None else None),
+                ("D1", w[0]), ("D2", w[1])]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.describe()}"
+
 
 @result_type
 @dataclass(frozen=True)
@@ -326,6 +543,15 @@ class AccuracyBound:
     backend: str = "enumerate"
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("alpha", self.alpha),
+                ("one_minus_beta", self.one_minus_beta), ("worst_input", self.worst_input)]
+
+    def __str__(self) -> str:
+        return (f"{self.mechanism}: P[|M(x) − f(x)| ≤ {fmt_num(self.alpha)}] ≥ "
+                f"{fmt_num(self.one_minus_beta)} on the checked domain (worst input "
+                f"{_vec(self.worst_input)})")
 
 
 @result_type
@@ -343,6 +569,13 @@ class SuiteRow:
     details: dict = field(default_factory=dict)
     result: Any = None
     claim: str | None = None
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("engine", self.engine),
+                ("verdict", self.verdict), ("figure", self.figure)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism} · {self.engine}: {self.verdict}"
 
 
 @result_type
@@ -367,6 +600,15 @@ class SuiteLine:
     engines: tuple = ()
     claim: str | None = None
 
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("verdict", self.verdict),
+                ("counterexample", self.counterexample), ("lower_bound", self.lower_bound),
+                ("exact_epsilon", self.exact_epsilon)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.verdict}" + (
+            f"; {self.counterexample}" if self.counterexample else "")
+
 
 @result_type
 @dataclass(frozen=True)
@@ -381,6 +623,15 @@ class SuiteResult:
     interrupted: bool = False
     seconds: float = 0.0
     seed: int | None = None
+
+    def _shown(self) -> list:
+        found = sum(ln.verdict.startswith("violation") for ln in self.lines)
+        return [("mechanisms", len(self.lines)), ("violations", found),
+                ("engines", ", ".join(self.engines)), ("seconds", self.seconds),
+                ("interrupted", True if self.interrupted else None)]
+
+    def __str__(self) -> str:
+        return "\n".join(str(ln) for ln in self.lines)
 
 
 # === approximate-DP results ===
@@ -421,6 +672,15 @@ class CertifiedProfile:
         return any(c > k + 1e-12 for c, k in zip(self.curve_epsilon, self.claimed_curve)) or \
             bool(self.details.get("delta_violation"))
 
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("claim", self.claim),
+                ("verdict", _head(self.verdict)), ("delta_lower", self.delta_lower),
+                ("epsilon", self.epsilon), ("epsilon_lower", self.epsilon_lower),
+                ("delta", self.delta), ("confidence", self.confidence)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.verdict}"
+
 
 @result_type
 @dataclass(frozen=True)
@@ -444,6 +704,14 @@ class ExactProfile:
     backend: str = "enumerate"
     seconds: float | None = None
     details: dict = field(default_factory=dict)
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("claim", self.claim),
+                ("verified", self.verified), ("rho", self.rho),
+                ("epsilons", self.epsilons), ("deltas", self.deltas)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.check}"
 # === end approximate-DP results ===
 
 
@@ -480,6 +748,23 @@ class DetectResult:
     @property
     def violation(self) -> bool:
         return self.p_value < self.alpha
+
+    def _shown(self) -> list:
+        cx = self.counterexample
+        return [("verdict", _head(self.verdict)), ("p_value", self.p_value),
+                ("test_epsilon", self.test_epsilon), ("D1", cx.d1 if cx else None),
+                ("D2", cx.d2 if cx else None), ("E", cx.event if cx else None)]
+
+    def __str__(self) -> str:
+        cx = self.counterexample
+        tail = f"({fmt_p(self.p_value)}, seed {self.seed})"
+        if cx is None or not cx.counts or not cx.n:
+            return f"{_head(self.verdict)} at test ε = {fmt_num(self.test_epsilon)} {tail}"
+        p1, p2 = cx.counts[0] / cx.n[0], cx.counts[1] / cx.n[1]
+        return (f"{_head(self.verdict)}: P[M(D1) ∈ E] = {fmt_num(p1, 3)} > "
+                f"e^{fmt_num(self.test_epsilon)} · P[M(D2) ∈ E] = {fmt_num(p2, 3)} "
+                f"with D1 = {_vec(cx.d1)}, D2 = {_vec(cx.d2)}, "
+                f"E: {cx.event} {tail}")
 # === end detect results ===
 
 
@@ -514,6 +799,12 @@ class Completion:
     def describe(self) -> str:
         return "(" + ", ".join(str(e) for e in self.exprs) + ")"
 
+    def _shown(self) -> list:
+        return [("exprs", self.describe()), ("rank", self.rank), ("verdict", self.verdict)]
+
+    def __str__(self) -> str:
+        return f"{self.describe()}: {self.verdict}"
+
 
 @result_type
 @dataclass(frozen=True)
@@ -544,6 +835,18 @@ class SynthResult:
     baseline: dict | None = None
     seed: int | None = None
     details: dict = field(default_factory=dict)
+
+    def _shown(self) -> list:
+        best = self.best
+        return [("sketch", self.sketch), ("status", self.status),
+                ("best", best.describe() if best else None),
+                ("textbook_rank", self.textbook_rank), ("epsilon", self.epsilon)]
+
+    def __str__(self) -> str:
+        best = self.best
+        if best is None:
+            return f"{self.sketch}: no completion found in {self.grammar}"
+        return f"{self.sketch}: best completion {best.describe()}, {best.verdict}"
 
     @property
     def best(self) -> Completion | None:
@@ -595,19 +898,33 @@ class PufferfishVerdict:
     def verified(self) -> bool:
         return self.status == "verified"
 
+    def _shown(self) -> list:
+        return [("scenario", self.scenario), ("status", self.status), ("k", self.k),
+                ("epsilon", self.epsilon_text or self.epsilon),
+                ("sequence", " ".join(fmt_value(o) for o in self.counterexample)
+                 if self.counterexample is not None else None)]
+
+    def __str__(self) -> str:
+        return f"{self.scenario}: {self.describe()}"
+
     @property
     def violated(self) -> bool:
         return self.status == "violated"
 
     def describe(self) -> str:
+        """The verdict as one sentence (no Python reprs: sequences and secrets by value)."""
         if self.status == "verified":
             return (f"verified: {self.epsilon_text}-Pufferfish privacy holds for every "
-                    f"observation sequence of length <= {self.k}")
+                    f"observation sequence of length ≤ {self.k}")
         if self.status == "violated":
-            at = ", ".join(f"{k} = {v}" for k, v in self.parameters.items())
-            return (f"violated: sequence {list(self.counterexample or ())} under "
-                    f"{self.pair}" + (f" at {at}" if at else ""))
+            at = ", ".join(f"{k} = {fmt_num(v)}" for k, v in self.parameters.items())
+            seq = " ".join(fmt_value(o) for o in (self.counterexample or ()))
+            pair = " vs ".join(str(s) for s in (self.pair or ()))
+            return (f"violation (exact): observation sequence {seq or '(empty)'} under "
+                    f"secrets {pair}" + (f" at {at}" if at else ""))
         return f"unknown at length {self.k}: {self.message}"
+
+
 # === end pufferfish results ===
 
 
@@ -638,14 +955,23 @@ class FloatWitness:
     uniform: float | None = None
     candidates: int = 0
 
+    def _shown(self) -> list:
+        return [("D1", self.d1), ("D2", self.d2), ("value", self.value_hex),
+                ("reason", self.reason), ("seed", self.seed), ("index", self.index)]
+
+    def __str__(self) -> str:
+        return (f"M(D2) outputs {self.value_hex} and M(D1) cannot ({self.reason}); D1 = "
+                f"{_vec(self.d1)}, D2 = {_vec(self.d2)}")
+
 
 @result_type
 @dataclass(frozen=True)
 class PorosityResult:
     """``privet.floats.porosity``: which outputs of ``M(D2)`` ``M(D1)`` can produce, exactly.
 
-    ``verdict`` is "violation found (exact): ε = ∞" when some sampled output of one input
-    is provably unreachable from the other (``witness``), else "no porosity found". Counts
+    ``verdict`` is "violation (exact): ε = ∞" when some sampled output of one input
+    is provably unreachable from the other (``witness``), else "no violation found: no
+    porosity …". Counts
     are over sampled outputs (with multiplicity), both directions: ``reachable`` (a witness
     word or a sighting), ``unreachable`` (proved), ``undecided``. ``delta_lower`` is a
     Clopper-Pearson lower bound (at ``confidence``) on the probability that an output of
@@ -681,6 +1007,14 @@ class PorosityResult:
     @property
     def violation(self) -> bool:
         return self.witness is not None
+
+    def _shown(self) -> list:
+        return [("mechanism", self.mechanism), ("verdict", _head(self.verdict)),
+                ("checked", self.checked), ("unreachable", self.unreachable),
+                ("undecided", self.undecided), ("D1", self.d1), ("D2", self.d2)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism}: {self.verdict}"
 
 
 @result_type
@@ -724,4 +1058,12 @@ class SensitivityResult:
         certified = (self.detect is not None and self.detect.counterexample is not None) or \
             (self.bound is not None and self.bound.violates)
         return bool(self.exceeds and certified)
+
+    def _shown(self) -> list:
+        return [("aggregate", self.aggregate), ("exceeds", self.exceeds),
+                ("declared", self.declared), ("difference", self.difference),
+                ("violation", self.violation)]
+
+    def __str__(self) -> str:
+        return f"{self.mechanism or self.aggregate}: {self.verdict}"
 # === end floats results ===

@@ -1,7 +1,7 @@
 """``privet.detect``: statistical counterexample detection (StatDP, Ding et al., CCS 2018).
 
-Public API (``from privet.detect import ...``; ``privet.detect(...)`` calls :func:`detect`,
-before and after this package is imported, since the package module is callable):
+Public API (``from privet.detect import ...``; ``privet.detect`` is the function
+:func:`detect` itself):
 
 * :func:`detect` -- Algorithm 1: is the mechanism epsilon-DP at a test epsilon? Returns a
   :class:`~privet.core.results.DetectResult` with a readable counterexample or "no
@@ -24,9 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .._engine import make_callable
 from ..core import events as _events
-from ..core.errors import check_epsilon
+from ..core.errors import advice, check_epsilon
 from ..core.mechanism import as_mechanism
 from ..core.results import (
     Counterexample,
@@ -35,6 +34,8 @@ from ..core.results import (
     interrupted,
     mark_interrupted,
 )
+from ..core.seeds import SeedLike, as_seed
+from ..core.text import fmt_num
 from ..stats.hypothesis import pvalues as _pvalues
 from . import attack as _attack
 from .approx import N_MAX, detect_approx, null_for
@@ -51,7 +52,8 @@ def _test_epsilon(mech, epsilon) -> float:
         from ..core.errors import ParameterError
 
         raise ParameterError(
-            f"mechanism {mech.name!r} claims no epsilon: pass the test epsilon (epsilon=...)."
+            f"mechanism {mech.name!r} claims no ε: give the test ε, "
+            + advice("epsilon=...", "--epsilon E") + "."
         )
     return check_epsilon(eps, "the test epsilon")
 
@@ -72,9 +74,9 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
     rejected = [x for x, p in zip(e, ps) if p < session.alpha]
     lb = max(rejected) if rejected else None
     if claimed is not None and lb is not None and lb >= claimed:
-        verdict = f"violation found: epsilon > {lb:g} (claimed {claimed:g})"
+        verdict = f"violation found: ε > {fmt_num(lb)}, the claimed ε is {fmt_num(claimed)}"
     elif lb is not None:
-        verdict = f"no violation found at the claimed epsilon; epsilon > {lb:g}"
+        verdict = f"no violation found at the claimed ε; ε > {fmt_num(lb)}"
     else:
         verdict = "no violation found"
     per_point.extend(secs)
@@ -94,7 +96,7 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
 def detect(mechanism: Any, epsilon: float | None = None, *,
            test_epsilons: Sequence[float] | None = None, inputs=None,
            args: Mapping[str, Any] | None = None, n_select: int = 100_000,
-           n_final: int = 500_000, alpha: float = 0.05, seed: int | None = None,
+           n_final: int = 500_000, alpha: float = 0.05, seed: SeedLike = None,
            progress: bool = False, executor: Any = None,
            max_candidates: int = MAX_CANDIDATES, delta: float | None = None,
            n_max: int = N_MAX) -> DetectResult:
@@ -168,7 +170,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
 
 def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,
                  args: Mapping[str, Any] | None = None, n_select: int = 100_000,
-                 n_final: int = 500_000, alpha: float = 0.05, seed: int | None = None,
+                 n_final: int = 500_000, alpha: float = 0.05, seed: SeedLike = None,
                  progress: bool = False, executor: Any = None) -> PValueCurve:
     """p-values of the selected counterexample at each test epsilon (StatDP Figs. 1-4).
 
@@ -190,7 +192,7 @@ def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,
 
 def select_event(mechanism: Any, d1: Any, d2: Any, epsilon: float | None = None, *,
                  args: Mapping[str, Any] | None = None, n_select: int = 100_000,
-                 seed: int | None = None, executor: Any = None) -> tuple[_events.Event, float]:
+                 seed: SeedLike = None, executor: Any = None) -> tuple[_events.Event, float]:
     """EventSelector (Algorithm 3) for one input pair: ``(event, selection p-value)``.
 
     The p-value is computed on the selection samples themselves, so it is exploratory only;
@@ -210,7 +212,7 @@ def select_event(mechanism: Any, d1: Any, d2: Any, epsilon: float | None = None,
 
 def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
                epsilon: float | None = None, *, args: Mapping[str, Any] | None = None,
-               n: int = 500_000, seed: int | None = None, alpha: float = 0.05,
+               n: int = 500_000, seed: SeedLike = None, alpha: float = 0.05,
                executor: Any = "inprocess") -> Counterexample:
     """HypothesisTest (Algorithm 2) of one event on ``n`` fresh samples of each input.
 
@@ -225,6 +227,7 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
     mech.neighbors.check(a, b)
     from ..execution import get_executor, map_reduce
 
+    seed = as_seed(seed)
     root = np.random.SeedSequence(seed)
     counts = []
     hits = functools.partial(_hits, event)  # picklable: runs on process or Dask workers
@@ -246,7 +249,7 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
         args=dict(args or {}), event=event.describe(), event_spec=event.spec(),
         counts=(c1, c2), n=(n1, n2), p_value=p, test_epsilon=eps,
         epsilon_witnessed=eps if p < alpha else None, confidence=1 - alpha,
-        seed=None if seed is None else int(seed),
+        seed=seed,
         details={"p_top": p_top, "p_bottom": p_bot},
     )
 
@@ -256,9 +259,6 @@ def _hits(event: _events.Event, out: np.ndarray) -> int:
 
 
 test_event.__test__ = False  # a library function, not a pytest test
-
-
-make_callable(__name__)  # privet.detect(...) calls detect() even once the package is bound
 
 
 __all__ = ["NoEventError", "Trace", "detect", "pvalue_curve", "select_event", "test_event"]

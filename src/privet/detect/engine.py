@@ -17,7 +17,6 @@ A :class:`Session` does the expensive work once per mechanism and input list:
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InputError, MechanismError, PrivetError, check_epsilon
+from ..core.errors import InputError, MechanismError, PrivetError, advice, check_epsilon
 from ..core.mechanism import Mechanism, as_mechanism
-from ..core.results import Counterexample
+from ..core.results import Counterexample, say_found
+from ..core.seeds import as_seed
 from ..execution import Reduced, get_executor, map_reduce
 from ..execution.progress import progress_bar
 from ..stats.hypothesis import approx_pvalue, count_filter, thinned_fisher_pvalue
@@ -369,11 +369,13 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
     """Input generation, pilot, search space and selection samples (shared by every test eps)."""
     mech = as_mechanism(mechanism)
     if int(n_select) < 10 or int(n_final) < 10:
-        raise InputError("n_select and n_final must be at least 10.")
+        raise InputError("the sample sizes must be at least 10: give "
+                         + advice("n_select=… and n_final=…", "--n-select N and --n-final N")
+                         + " of 10 or more.")
     if not 0 < float(alpha) < 1:
-        raise InputError(f"alpha must lie in (0, 1), got {alpha!r}.")
-    if seed is None:
-        seed = secrets.randbits(63)
+        raise InputError(f"the significance level must lie in (0, 1), got {alpha!r}: give "
+                         + advice("alpha=0.05", "--alpha 0.05") + " or another level.")
+    seed = as_seed(seed)  # an int, recorded in the result: seed=None runs replay too
     planned, path, notes = generate_inputs(mech, inputs, args)
     sources: list[Source] = []
     lookup: dict = {}
@@ -474,7 +476,8 @@ def _show(x: np.ndarray) -> str:
 
 
 def verdict_text(p: float, alpha: float) -> str:
-    return f"violation found (p = {p:.3g})" if p < alpha else "no violation found"
+    """The verdict in the words of the table in :mod:`privet.core.results`."""
+    return say_found(p) if p < alpha else "no violation found"
 
 
 def test_point(session: Session, epsilon: float, max_candidates: int) -> tuple[Counterexample,

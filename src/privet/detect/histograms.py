@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..core import events as ev
+from ..core.text import fmt_value, fmt_vec
 from .space import Feature, Plan, _cat_event
 
 MAX_BINS = 60
@@ -40,10 +41,9 @@ MAX_BINS = 60
 def _label(f: Feature, refs: np.ndarray) -> str:
     """The statistic a feature bins, in the notation of the event descriptions."""
     if f.kind == "hamming":
-        ref = ", ".join(ev._value_name(v) for v in refs[f.ref])
-        return f"Hamming(ω, [{ref}])"
+        return f"Hamming(ω, {fmt_vec(refs[f.ref], short=True)})"
     if f.kind == "count":
-        return f"count({ev._value_name(f.value)})"
+        return f"count({fmt_value(f.value)})"
     if f.kind == "length":
         return "length(ω)"
     if f.kind == "catcoord":
@@ -111,7 +111,7 @@ def _discrete(f: Feature, s1: np.ndarray, s2: np.ndarray, codes: tuple[int, int]
 
     def name(c: int) -> str:
         if f.kind == "catcoord":
-            return ev._value_name(f.values[c]) if c < len(f.values) else "other"
+            return fmt_value(f.values[c]) if c < len(f.values) else "other"
         return str(c)
 
     bounds = _group(lo, hi, [a, b], max_bins)

@@ -30,6 +30,7 @@ from ..core import events as ev
 from ..core.errors import MechanismError, PrivetError
 from ..core.events import Event
 from ..core.mechanism import ABORTED, FALSE
+from ..core.text import fmt_value, fmt_vec
 
 LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3,
           0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.925, 0.95,
@@ -301,8 +302,7 @@ class HammingRange(Event):
         return (d >= self.low) & (d <= self.high)
 
     def describe(self):
-        ref = ", ".join(ev._value_name(v) for v in self.reference)
-        return f"Hamming(ω, [{ref}]) ∈ [{self.low}, {self.high}]"
+        return f"Hamming(ω, {fmt_vec(self.reference, short=True)}) ∈ [{self.low}, {self.high}]"
 
 
 @dataclass(frozen=True, eq=True)
@@ -319,7 +319,7 @@ class CountRange(Event):
         return (c >= self.low) & (c <= self.high)
 
     def describe(self):
-        return f"count({ev._value_name(self.value)}) ∈ [{self.low}, {self.high}]"
+        return f"count({fmt_value(self.value)}) ∈ [{self.low}, {self.high}]"
 
 
 def _range_event(f: Feature, lo: int, hi: int, refs: np.ndarray) -> Event:

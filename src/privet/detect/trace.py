@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..core import ops
-from ..core.errors import PrivetError
+from ..core.errors import PrivetError, UnsupportedError
 from ..core.mechanism import Mechanism
 from ..core.noise import Dist, Noise, Shape
 
@@ -90,8 +90,12 @@ class Trace(Noise):
 # -- the symbolic ops backend ----------------------------------------------------------------
 
 def _z3():
-    import z3
-
+    """z3, or one sentence: without it detect generates arguments on a grid instead."""
+    try:
+        import z3
+    except ImportError:
+        raise UnsupportedError("argument generation by MaxSMT needs z3-solver "
+                               "(pip install 'privet[smt]').") from None
     return z3
 
 

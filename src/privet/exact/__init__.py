@@ -42,12 +42,12 @@ from typing import Any
 
 import numpy as np
 
-from .._engine import make_callable
 from ..core.errors import (
     GridTooLargeError,
     InputError,
     ParameterError,
     PrivetError,
+    advice,
     check_epsilon,
 )
 from ..core.mechanism import Mechanism
@@ -67,6 +67,7 @@ from .algorithms import (
     input_grid,
     make_target,
     neighbor_pairs,
+    require_discrete_noise,
 )
 from .backend import choose_backend
 from .bdd import Compiled, Program, compile_program, program
@@ -123,12 +124,16 @@ def _within(name: str, n_inputs: float, k: int | None, per: int, limit: int | No
 
 
 def _check_request(target: Any, length: Any, whole_domain: bool, input_cap: int,
-                   max_memory: int | None) -> None:
-    """Before any backend runs: ``length`` is a positive whole number, and a whole input
-    domain within ``input_cap`` fits in memory at one output per input (a lower bound)."""
+                   max_memory: int | None, args: Mapping[str, Any] | None = None) -> None:
+    """Before any backend runs: ``length`` is a positive whole number, a mechanism's noise
+    is discrete (said first: no domain or length helps otherwise), and a whole input domain
+    within ``input_cap`` fits in memory at one output per input (a lower bound)."""
     if length is not None and (isinstance(length, bool) or not isinstance(length, int)
                                or length < 1):
         raise ParameterError(f"length must be a positive whole number, got {length!r}.")
+    if isinstance(target, Mechanism):
+        target.require("enumerate", "privet.exact")
+        require_discrete_noise(target, length, args)
     if whole_domain and isinstance(target, (Mechanism, Program)):
         values, n = grid_axes(_length_only(target, length))
         count = power_count(len(values), n)
@@ -173,7 +178,8 @@ def _target_n(target: Any) -> int:
         return target.length
     if isinstance(obj.domain.length, int):
         return obj.domain.length
-    raise InputError("the randomized-response sets need the input length: give length=n.")
+    raise InputError("the randomized-response sets need the input length: give "
+                     + advice("length=n", "--length N") + ".")
 
 
 class _length_only:
@@ -250,7 +256,8 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
     run above ``max_memory`` bytes (default half the machine's memory) is refused.
     """
     start = time.perf_counter()
-    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory)
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory,
+                   args)
     restricted = None
     details: dict[str, Any] = {}
     xs = None
@@ -426,7 +433,7 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     start = time.perf_counter()
     if not alpha >= 0:
         raise ParameterError(f"alpha must be a number >= 0, got {alpha!r}.")
-    _check_request(target, length, inputs is None, input_cap, max_memory)
+    _check_request(target, length, inputs is None, input_cap, max_memory, args)
     label = None
     if isinstance(inputs, str):
         inputs, label = _builtin_set(inputs, _length_only(target, length), "accuracy",
@@ -468,7 +475,8 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     """
     start = time.perf_counter()
     check_epsilon(epsilon)
-    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory)
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory,
+                   args)
     pairs = None if pairs is None else list(pairs)
     inputs = None if inputs is None else list(inputs)
     t = make_target(target, backend, fractions, args, cap, length,
@@ -510,10 +518,6 @@ exact.sets = sets                    # type: ignore[attr-defined]
 exact.closed_form = closed_form      # type: ignore[attr-defined]
 exact.distributions = distributions  # type: ignore[attr-defined]
 exact.choose_backend = choose_backend  # type: ignore[attr-defined]
-
-
-
-make_callable(__name__)  # privet.exact(...) calls exact() even once the package is bound
 
 __all__ = [
     "CompileError", "Compiled", "Program", "accuracy", "as_program", "choose_backend",

@@ -36,6 +36,7 @@ from ..core.errors import (
     NotEnumerableError,
     ParameterError,
     PrivetError,
+    advice,
 )
 from ..core.mechanism import Mechanism
 from ..core.neighbors import TOL, Neighbors
@@ -173,7 +174,7 @@ def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
                               choice=choice.reason)
             if backend != "auto":
                 raise InputError(f"the BDD backend needs the input length of {obj.name!r}: "
-                                 "give length=n.")
+                                 "give " + advice("length=n", "--length N") + ".")
         return Target(obj, "enumerate", fractions, dict(resolved), cap, length=length,
                       choice="enumerate (asked for)" if backend == "enumerate" else "")
     raise PrivetError(f"privet.exact needs a privet mechanism or a BDD program, got {obj!r}.")
@@ -189,6 +190,29 @@ def _domain_count(mech: Mechanism, n: int) -> int:
 # ------------------------------------------------------------------------------------------
 # Input domains and neighbor pairs
 # ------------------------------------------------------------------------------------------
+
+def require_discrete_noise(mech: Mechanism, length: int | None,
+                            args: Mapping[str, Any] | None) -> None:
+    """Say first when the noise is continuous: no input domain or length would help then
+    (one probe run of the mechanism lists its draws, as the backend choice does)."""
+    from .backend import grid_size
+
+    dom = mech.domain
+    n = length if isinstance(length, int) else (
+        dom.length if isinstance(dom.length, int) else
+        (dom.length[0] if isinstance(dom.length, tuple) else 1))
+    try:
+        grid_size(mech, max(int(n), 1), args)
+    except NotEnumerableError as err:
+        raise NotEnumerableError(
+            f"mechanism {mech.name!r} draws noise that exact inference cannot enumerate "
+            f"({str(err).rstrip('.')}): exact and pufferfish need discrete noise with "
+            "finitely many outcomes; test it with "
+            + advice("privet.detect or privet.search", "privet detect or privet search")
+            + " instead.") from None
+    except PrivetError:
+        pass  # any other problem is reported where it arises, with its own sentence
+
 
 def input_grid(target: Target, inputs: Iterable | None = None,
                input_cap: int = DEFAULT_INPUT_CAP) -> np.ndarray:
@@ -207,8 +231,11 @@ def input_grid(target: Target, inputs: Iterable | None = None,
     if total > input_cap:
         raise GridTooLargeError(
             f"the input domain of {target.obj.name!r} has {power_text(len(values), length)} "
-            f"inputs, above the cap of {input_cap:,}; restrict it with inputs=/pairs= (e.g. "
-            "the symmetry sets of privet.exact.sets) or raise input_cap."
+            f"inputs, above the cap of {input_cap:,}; "
+            + advice("restrict it with inputs=/pairs= (e.g. the symmetry sets of "
+                     "privet.exact.sets) or raise input_cap",
+                     "check a shorter length (--length N) or the randomized-response set "
+                     "(--set rr)") + "."
         )
     # every vector over ``values``, last coordinate fastest (itertools.product's order)
     idx = np.indices((len(values),) * length, dtype=np.int64).reshape(length, -1).T
@@ -227,13 +254,19 @@ def grid_axes(target: Target) -> tuple[range, int]:
                 dom.length[0] <= length <= dom.length[1]):
             raise InputError(f"length {length} is outside the domain's "
                              f"{dom.length[0]}..{dom.length[1]}.")
-        if not (dom.integer and isinstance(length, int) and math.isfinite(dom.low)
-                and math.isfinite(dom.high)):
+        if not (dom.integer and math.isfinite(dom.low) and math.isfinite(dom.high)):
             raise InputError(
-                f"mechanism {obj.name!r} has the domain '{dom.describe()}', which cannot be "
-                "enumerated; give length=n (when only the length is open), inputs=[...], or "
-                "an integer Domain(length=n, low=.., high=..)."
-            )
+                f"mechanism {obj.name!r} takes {dom.describe()}, which cannot be enumerated: "
+                "exact inference checks every input of a finite integer domain; "
+                + advice("give inputs=[...], or declare an integer Domain(low=.., high=..)",
+                         "declare an integer Domain(low=.., high=..) in the mechanism's file, "
+                         "or call privet.exact(..., inputs=[...]) from Python") + ".")
+        if not isinstance(length, int):
+            lo, hi = dom.length if isinstance(dom.length, tuple) else (1, None)
+            raise InputError(
+                f"mechanism {obj.name!r} takes inputs of any length "
+                f"{lo}..{hi if hi is not None else '∞'}: give the length to check, "
+                + advice("length=n", "--length N") + ".")
         values = range(int(dom.low), int(dom.high) + 1)
     if not isinstance(length, int) or length < 1:
         raise InputError(f"the input length must be a positive whole number, got {length!r}.")

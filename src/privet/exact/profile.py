@@ -114,7 +114,8 @@ def profile(target: Any, *, epsilons: Sequence[float] | None = None,
     from . import _check_request, _domain_text, _pair_grid, check_memory, done_pairs
 
     start = time.perf_counter()
-    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory)
+    _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory,
+                   args)
     t = make_target(target, backend, fractions, args, cap, length)
     if pairs is not None:
         xs, I, J = _pair_grid(t, list(pairs), input_cap)

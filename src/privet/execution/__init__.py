@@ -29,13 +29,14 @@ import numpy as np
 
 from ..core.mechanism import Mechanism
 from ..core.noise import Sampler
+from ..core.seeds import SeedLike, as_seed, seed_sequence
 
 DEFAULT_CHUNK = 200_000
 
 
-def chunk_rng(seed: int | np.random.SeedSequence | None, index: int) -> np.random.Generator:
+def chunk_rng(seed: SeedLike, index: int) -> np.random.Generator:
     """Generator of chunk ``index`` of a run seeded with ``seed``."""
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    ss = seed_sequence(seed)
     child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, index))
     return np.random.default_rng(child)
 
@@ -576,7 +577,7 @@ def map_reduce(
     n: int,
     reduce: Callable[[np.ndarray], Any],
     args: Mapping | None = None,
-    seed: int | np.random.SeedSequence | None = None,
+    seed: SeedLike = None,
     chunk: int = DEFAULT_CHUNK,
     executor: Any = None,
     progress: Any = None,
@@ -597,6 +598,9 @@ def map_reduce(
     data = mech.domain.check(x)
     resolved = mech.resolve_args(args)
     sizes = chunk_sizes(n, chunk_for(mech, chunk))
+    # one SeedSequence for every chunk (a Generator or None is resolved once, not per chunk)
+    if not isinstance(seed, np.random.SeedSequence):
+        seed = as_seed(seed)
     jobs = [(mech, data, resolved, seed, i, s, reduce) for i, s in enumerate(sizes)]
     return run_chunks(mech, _task, jobs, sizes, executor, combine, progress, reduce)
 
@@ -646,7 +650,7 @@ def _keep(out: np.ndarray) -> list:
 
 
 def collect_reduced(mech: Mechanism, x: Any, n: int, args: Mapping | None = None,
-                    seed: int | None = None, chunk: int = DEFAULT_CHUNK, executor: Any = None
+                    seed: SeedLike = None, chunk: int = DEFAULT_CHUNK, executor: Any = None
                     ) -> Reduced:
     """Like :func:`collect`, keeping whether Ctrl-C cut the run short: ``Reduced(outputs,
     len(outputs), interrupted)`` (no output at all is an empty array)."""
@@ -670,7 +674,7 @@ def collect_reduced(mech: Mechanism, x: Any, n: int, args: Mapping | None = None
 
 
 def collect(mech: Mechanism, x: Any, n: int, args: Mapping | None = None,
-            seed: int | None = None, chunk: int = DEFAULT_CHUNK, executor: Any = None
+            seed: SeedLike = None, chunk: int = DEFAULT_CHUNK, executor: Any = None
             ) -> np.ndarray:
     """All ``n`` outputs as one array (for inspection and small runs). Ctrl-C raises
     KeyboardInterrupt rather than return fewer outputs than asked for

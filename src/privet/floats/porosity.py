@@ -28,6 +28,7 @@ import numpy as np
 from ..core.errors import InputError, ParameterError, UnsupportedError
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.results import FloatWitness, PorosityResult
+from ..core.seeds import SeedLike, as_seed
 from ..execution.progress import progress_bar
 from ..stats.intervals import clopper_pearson
 from . import bits
@@ -44,8 +45,9 @@ from .reach import (
 )
 from .samplers import uniform_of
 
-NO_POROSITY = "no porosity found"
-INFINITE = "violation found (exact): ε = ∞"
+# verdicts in the words of the table in privet.core.results
+NO_POROSITY = "no violation found: no porosity"
+INFINITE = "violation (exact): ε = ∞"
 
 
 def _round_seed(root: np.random.SeedSequence, direction: int, r: int) -> int:
@@ -111,7 +113,7 @@ def porosity(mechanism: Any, d1: Any, d2: Any, *, args: dict | None = None,
              n: int = 10_000, batch: int = 2_000, both: bool = True,
              budget: float | None = None, method: str = "auto", sight: int = 200_000,
              model: Any = None, first: bool = False, confidence: float = 0.95,
-             ulps: float = 4, seed: int | None = None, progress: bool = False
+             ulps: float = 4, seed: SeedLike = None, progress: bool = False
              ) -> PorosityResult:
     """Sample ``n`` outputs of ``M(D2)`` (and of ``M(D1)`` when ``both``) and decide for each
     whether the other input can output exactly that double.
@@ -127,12 +129,13 @@ def porosity(mechanism: Any, d1: Any, d2: Any, *, args: dict | None = None,
     drawn in rounds of ``batch`` from seeds derived from ``seed``, so every witness replays
     with ``mechanism.sample(d2, witness.n, seed=witness.seed)[witness.index]``.
 
-    Returns a :class:`~privet.core.results.PorosityResult`: "violation found (exact):
+    Returns a :class:`~privet.core.results.PorosityResult`: "violation (exact):
     ε = ∞" with a :class:`~privet.core.results.FloatWitness` when an output is provably
-    unreachable from the other input, else "no porosity found" with the counts. Ctrl-C
-    stops it and keeps what was checked (``interrupted``).
+    unreachable from the other input, else "no violation found: no porosity …" with the
+    counts. Ctrl-C stops it and keeps what was checked (``interrupted``).
     """
     t0 = time.perf_counter()
+    seed = as_seed(seed)  # an int (recorded in the result), whatever seed= was given
     mech = as_mechanism(mechanism)
     if method not in ("auto", "exact", "sighting"):
         raise ParameterError(f"method must be 'auto', 'exact' or 'sighting', got {method!r}.")
@@ -258,8 +261,8 @@ def _result(mech, x1, x2, plan, totals, witness, confidence, checkers, interrupt
     if witness is not None:
         verdict = INFINITE
     else:
-        verdict = f"{NO_POROSITY} ({checked:,} outputs checked"
-        verdict += f", {undec:,} undecided)" if undec else ")"
+        verdict = f"{NO_POROSITY} among {checked:,} outputs checked"
+        verdict += f" ({undec:,} undecided)" if undec else ""
     if interrupted:
         verdict = "interrupted: " + verdict
     used = [checkers[0], checkers[1]][: len(plan)]

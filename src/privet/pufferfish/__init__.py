@@ -25,7 +25,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .._engine import make_callable
 from ..core.errors import InputError, ParameterError
 from ..core.mechanism import Mechanism
 from ..core.results import PufferfishVerdict
@@ -206,6 +205,3 @@ def __getattr__(name: str) -> Any:  # lazy: privet.pufferfish.lower_bound etc.
 
 __all__ = ["Budget", "Scenario", "as_scenario", "budget", "check_length", "load_spec",
            "pufferfish"]
-
-
-make_callable(__name__)  # privet.pufferfish(...) calls pufferfish() once the package is bound

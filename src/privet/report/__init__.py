@@ -7,16 +7,16 @@ renderer and CLI subcommand lives in ``report/<engine>.py`` with ``add_cli(subpa
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Sequence
-from fractions import Fraction
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
-from ..core.results import interrupted, to_json
+from ..core.results import interrupted, to_json, verdict_tone
+from ..core.text import fmt_num, fmt_p, fmt_pvalue, fmt_vec
+from .layout import Col, Fit, kv
 
 INTERRUPTED_NOTE = ("INTERRUPTED (Ctrl-C): partial results -- only what finished before the "
                     "stop is shown; nothing below is complete.")
@@ -33,23 +33,12 @@ def console() -> Console:
     return _CONSOLE
 
 
-def fmt_num(v: Any, digits: int = 4) -> str:
-    """A number for people: Fractions as p/q, infinities as ∞, None as —."""
-    if v is None:
-        return "—"
-    if isinstance(v, Fraction):
-        return str(v) if v.denominator != 1 else str(v.numerator)
-    if isinstance(v, (int,)) and not isinstance(v, bool):
-        return str(v)
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return str(v)
-    if math.isinf(f):
-        return "∞" if f > 0 else "-∞"
-    if math.isnan(f):
-        return "nan"
-    return f"{f:.{digits}g}"
+def table(title: str | None, columns: Sequence[str | Col], rows: Iterable[Sequence[Any]],
+          **kw: Any) -> Fit:
+    """A terminal table that fits its width (:class:`privet.report.layout.Fit`); cells that
+    are not strings or rich Text print with :func:`fmt_num`."""
+    return Fit(title, columns, [[x if isinstance(x, (str, Text)) else fmt_num(x) for x in r]
+                                for r in rows], **kw)
 
 
 def fmt_claim(claim: str | None, claimed_epsilon: Any = None) -> str:
@@ -58,22 +47,18 @@ def fmt_claim(claim: str | None, claimed_epsilon: Any = None) -> str:
     return claim if claim else fmt_num(claimed_epsilon)
 
 
-def fmt_vec(v: Any) -> str:
-    if v is None:
-        return "—"
-    try:
-        return "[" + ", ".join(fmt_num(x) for x in v) + "]"
-    except TypeError:
-        return fmt_num(v)
+TONE_STYLES = {"bad": "red", "good": "green", "warn": "yellow", "neutral": ""}
 
 
-def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
-    t = Table(title=title, title_justify="left")
-    for i, c in enumerate(columns):
-        t.add_column(c, overflow="fold", no_wrap=i == 0)
-    for r in rows:
-        t.add_row(*[x if isinstance(x, str) else fmt_num(x) for x in r])
-    return t
+def verdict_text(verdict: str) -> Text:
+    """A verdict colored by the tone of its words (the table in ``core.results``): red
+    violation, green verified, amber unknown/interrupted, plain otherwise."""
+    return Text(verdict, style=TONE_STYLES[verdict_tone(verdict)])
+
+
+def show_progress(args: Any) -> bool:
+    """Progress bars unless ``--no-progress`` or ``--json`` (bars go to stderr either way)."""
+    return not getattr(args, "no_progress", False) and not getattr(args, "json", False)
 
 
 def emit(args: Any, result: Any, render) -> None:
@@ -143,3 +128,8 @@ def render_saved(result: Any) -> str:
             c.print(INTERRUPTED_NOTE, style="bold red", markup=False, highlight=False)
         c.print(render_any(result))
     return cap.get()
+
+
+__all__ = ["Col", "Fit", "console", "emit", "fmt_claim", "fmt_num", "fmt_p", "fmt_pvalue",
+           "fmt_vec", "kv", "render_any", "render_saved", "show_progress", "table",
+           "verdict_text"]

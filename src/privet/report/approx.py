@@ -7,10 +7,9 @@ import math
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 
 from ..core.results import CertifiedProfile, ExactProfile
-from . import fmt_num, fmt_vec, table
+from . import Col, fmt_num, fmt_vec, kv, table, verdict_text
 
 
 def _eps(v: float) -> str:
@@ -24,7 +23,7 @@ def render_certified(r: CertifiedProfile) -> Group:
             ["certified δ", f"δ({fmt_num(r.epsilon)}) ≥ {fmt_num(r.delta_lower, 3)} ({how}); "
                             f"claimed {fmt_num(r.details.get('claimed_delta'), 3)}"],
             ["certified ε", f"ε({fmt_num(r.delta, 3)}) ≥ {fmt_num(r.epsilon_lower)} ({how})"],
-            ["verdict", r.verdict], ["method", r.method]]
+            ["verdict", verdict_text(r.verdict)], ["method", r.method]]
     w = r.witness
     if w is not None:
         rows += [["D1", fmt_vec(w.d1)], ["D2", fmt_vec(w.d2)], ["event E", w.event]]
@@ -36,11 +35,11 @@ def render_certified(r: CertifiedProfile) -> Group:
                          ", ".join(fmt_num(p, 6) for p in w.probabilities)])
     if r.seconds is not None:
         rows.append(["time", f"{r.seconds:.1f} s"])
-    head = table(f"privet search (approximate DP): {r.mechanism}", ["", ""], rows)
-    head.show_header = False
+    head = kv(f"privet search (approximate DP): {r.mechanism}", rows)
     known = r.known_curve or (None,) * len(r.curve_delta)
     curve = table("certified lower curve ε_L(δ) against the claim's ε(δ)",
-                  ["δ", "certified ε ≥", "claimed ε", "known ε"],
+                  [Col("δ", "right"), Col("certified ε ≥", "right"), Col("claimed ε", "right"),
+                   Col("known ε", "right")],
                   [[f"{d:.1e}", fmt_num(e, 4), _eps(c), fmt_num(k, 4)]
                    for d, e, c, k in zip(r.curve_delta, r.curve_epsilon, r.claimed_curve,
                                          known)])
@@ -49,12 +48,11 @@ def render_certified(r: CertifiedProfile) -> Group:
 
 def render_exact_profile(p: ExactProfile) -> Group:
     """The exact δ(ε) table with its worst pairs, the Rényi/zCDP values and the claim check."""
-    t = Table(title=f"privet exact: privacy profile of {p.mechanism}", title_justify="left")
-    for col in ("ε", "δ(ε)", "worst pair (x, x′)"):
-        t.add_column(col)
-    for e, d, w in zip(p.epsilons, p.deltas, p.witnesses):
-        t.add_row(fmt_num(e, 4), f"{d:.12g}", f"{fmt_vec(w[0])}, {fmt_vec(w[1])}")
-    rows = [["claim", p.claim or "—"], ["check", p.check],
+    t = table(f"privet exact: privacy profile of {p.mechanism}",
+              [Col("ε", "right"), Col("δ(ε)", "right"), "worst pair (D1, D2)"],
+              [[fmt_num(e, 4), f"{d:.12g}", f"{fmt_vec(w[0])}, {fmt_vec(w[1])}"]
+               for e, d, w in zip(p.epsilons, p.deltas, p.witnesses)])
+    rows = [["claim", p.claim or "—"], ["check", verdict_text(p.check)],
             ["zCDP ρ (tight)", "∞ (supports differ)" if p.rho is None else f"{p.rho:.6g}"],
             ["Rényi D_α", ", ".join(f"α={a}: {fmt_num(v, 4)}" for a, v in p.renyi.items())],
             ["checked", p.domain]]
@@ -62,9 +60,7 @@ def render_exact_profile(p: ExactProfile) -> Group:
         rows.append(["note", p.details["tail_note"]])
     if p.seconds is not None:
         rows.append(["time", f"{p.seconds:.2f} s"])
-    info = table("", ["", ""], rows)
-    info.show_header = False
-    return Group(t, info)
+    return Group(t, kv(None, rows))
 
 
 def plot_profile(r: CertifiedProfile, path: str | None = None) -> Any:

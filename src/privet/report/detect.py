@@ -12,109 +12,102 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from .. import cli_support as flags
 from ..core.results import Counterexample, DetectResult, PValueCurve
+from ..core.text import fmt_value
+from . import (
+    Col,
+    Fit,
+    emit,
+    fmt_num,
+    fmt_pvalue,
+    fmt_vec,
+    kv,
+    show_progress,
+    table,
+    verdict_text,
+)
 from . import console as shared_console
-from . import emit
 from .html import add_html_option
-
-
-def _vec(x: Sequence) -> str:
-    vals = [f"{float(v):g}" for v in x]
-    return "[" + ", ".join(vals) + "]"
+from .options import add_common_options
 
 
 def _p(p: float | None) -> str:
-    if p is None:
-        return "-"
-    return "0" if p == 0 else f"{p:.3g}"
+    return "—" if p is None else fmt_pvalue(p)
 
 
-def counterexample_table(cx: Counterexample, title: str = "counterexample") -> Table:
+def counterexample_table(cx: Counterexample, title: str = "counterexample") -> Fit:
     """D1, D2, arguments, event, counts on both sides, p-value, seed."""
-    t = Table(title=title, show_header=False, title_justify="left")
-    t.add_column("field", style="bold")
-    t.add_column("value")
-    t.add_row("D1", _vec(cx.d1))
-    t.add_row("D2", _vec(cx.d2))
+    rows = [["D1", fmt_vec(cx.d1)], ["D2", fmt_vec(cx.d2)]]
     if cx.args:
-        t.add_row("args", ", ".join(f"{k}={v}" for k, v in cx.args.items() if k != "epsilon"))
-    t.add_row("event E", cx.event)
+        rows.append(["args", ", ".join(f"{k}={fmt_value(v)}" for k, v in cx.args.items()
+                                       if k != "epsilon")])
+    rows.append(["event E", cx.event])
     if cx.counts and cx.n:
-        t.add_row("M(D1) in E", f"{cx.counts[0]:,} / {cx.n[0]:,}")
-        t.add_row("M(D2) in E", f"{cx.counts[1]:,} / {cx.n[1]:,}")
+        rows.append(["M(D1) ∈ E", f"{cx.counts[0]:,} of {cx.n[0]:,}"])
+        rows.append(["M(D2) ∈ E", f"{cx.counts[1]:,} of {cx.n[1]:,}"])
     d = (cx.details or {}).get("test_delta")
     if cx.test_epsilon is not None:
-        t.add_row("claim tested", f"P(M(D1) in E) <= e^{cx.test_epsilon:g} P(M(D2) in E)"
-                  + (f" + {d:.3g}" if d else ""))
+        rows.append(["claim tested", f"P[M(D1) ∈ E] ≤ e^{fmt_num(cx.test_epsilon)} · "
+                                     "P[M(D2) ∈ E]" + (f" + {fmt_num(d, 3)}" if d else "")])
     if (cx.details or {}).get("null"):
-        t.add_row("null", f"{cx.details['null']}; {cx.details.get('test', '')}")
-    t.add_row("p-value", _p(cx.p_value))
+        rows.append(["null", f"{cx.details['null']}; {cx.details.get('test', '')}"])
+    rows.append(["p-value", _p(cx.p_value)])
     pattern = cx.details.get("pattern") if cx.details else None
     if pattern:
-        t.add_row("input pattern", str(pattern))
+        rows.append(["input pattern", str(pattern)])
     if cx.seed is not None:
-        t.add_row("seed", str(cx.seed))
-    return t
+        rows.append(["seed", str(cx.seed)])
+    return kv(title, rows)
 
 
-def curve_table(curve: PValueCurve) -> Table:
-    t = Table(title=f"p-value curve of {curve.mechanism} (claimed eps = "
-              f"{_g(curve.claimed_epsilon)})", title_justify="left")
-    t.add_column("test eps", justify="right")
-    t.add_column("p-value", justify="right")
-    t.add_column("event")
-    t.add_column("D1 / D2")
+def curve_table(curve: PValueCurve) -> Fit:
     cxs = list(curve.counterexamples) or [None] * len(curve.test_epsilons)
+    rows = []
     for e, p, cx in zip(curve.test_epsilons, curve.p_values, cxs):
-        style = "red" if p < curve.alpha else ""
-        ev = cx.event if cx is not None else ""
-        dd = f"{_vec(cx.d1)} / {_vec(cx.d2)}" if cx is not None else ""
-        t.add_row(f"{e:.3g}", Text(_p(p), style=style), ev, dd)
-    return t
-
-
-def _g(x: float | None) -> str:
-    return "-" if x is None else f"{x:g}"
+        rows.append([fmt_num(e, 3), Text(_p(p), style="red" if p < curve.alpha else ""),
+                     cx.event if cx is not None else "",
+                     fmt_vec(cx.d1, short=True) if cx is not None else "",
+                     fmt_vec(cx.d2, short=True) if cx is not None else ""])
+    lb = curve.lower_bound
+    note = (f"statistical lower bound: ε > {fmt_num(lb)} (the largest test ε rejected at "
+            f"α = {fmt_num(curve.alpha)})" if lb is not None else
+            "no test ε rejected: no lower bound on ε")
+    return table(f"p-value curve of {curve.mechanism} (claimed ε = "
+                 f"{fmt_num(curve.claimed_epsilon)})",
+                 [Col("test ε", "right"), Col("p-value", "right"), Col("event", floor=16),
+                  Col("D1", spill=True), Col("D2", spill=True)], rows, notes=[note])
 
 
 def render(result: DetectResult) -> Group:
     """A rich renderable of a detect result."""
     parts: list[Any] = []
-    color = "red" if result.violation else "green"
     head = Text()
     head.append(f"{result.mechanism}: ", style="bold")
-    head.append(result.verdict, style=f"bold {color}")
-    tested = f"test eps = {result.test_epsilon:g}" + (
-        f", test delta = {result.test_delta:.3g}" if result.test_delta else "")
-    claimed = result.claim or f"eps = {_g(result.claimed_epsilon)}"
-    head.append(f"  ({tested}, claimed {claimed}, arguments: {result.arg_path}, "
-                f"{result.seconds:.2f} s, seed {result.seed})")
+    head.append_text(verdict_text(result.verdict))
+    head.stylize("bold", len(result.mechanism) + 2)
     parts.append(head)
+    tested = f"test ε = {fmt_num(result.test_epsilon)}" + (
+        f", test δ = {fmt_num(result.test_delta, 3)}" if result.test_delta else "")
+    claimed = result.claim or f"ε = {fmt_num(result.claimed_epsilon)}"
+    parts.append(Text(f"{tested}, claimed {claimed}, arguments: {result.arg_path}, "
+                      f"{result.seconds:.2f} s, seed {result.seed}", style="dim"))
     selected = result.counterexample or result.details.get("selected")
     if selected is not None:
         parts.append(counterexample_table(
             selected, "counterexample" if result.counterexample else
             "most suspicious event (not significant)"))
     if len(result.candidates) > 1:
-        t = Table(title="candidates (best event of the best input pairs, fresh samples)",
-                  title_justify="left")
-        for col in ("D1", "D2", "event", "counts", "p-value"):
-            t.add_column(col)
-        for c in result.candidates:
-            counts = f"{c.counts[0]:,} vs {c.counts[1]:,}" if c.counts else ""
-            t.add_row(_vec(c.d1), _vec(c.d2), c.event, counts, _p(c.p_value))
-        parts.append(t)
+        rows = [[fmt_vec(c.d1, short=True), fmt_vec(c.d2, short=True), c.event,
+                 f"{c.counts[0]:,} vs {c.counts[1]:,}" if c.counts else "", _p(c.p_value)]
+                for c in result.candidates]
+        parts.append(table("candidates (best event of the best input pairs, fresh samples)",
+                           ["D1", "D2", Col("event", floor=16), Col("counts", "right"),
+                            Col("p-value", "right")], rows))
     if result.curve is not None:
         parts.append(curve_table(result.curve))
-        lb = result.curve.lower_bound
-        parts.append(Text(
-            f"statistical lower bound: epsilon > {lb:g} (largest test eps rejected at "
-            f"alpha = {result.curve.alpha:g})" if lb is not None else
-            "no test epsilon rejected: no lower bound on epsilon"))
     return Group(*parts)
 
 
@@ -129,7 +122,7 @@ def plot_curve(curves: PValueCurve | Sequence[PValueCurve], path: str, title: st
     items = [curves] if isinstance(curves, PValueCurve) else list(curves)
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, c in enumerate(items):
-        label = labels[i] if labels else f"ε0 = {_g(c.claimed_epsilon)}"
+        label = labels[i] if labels else f"claimed ε = {fmt_num(c.claimed_epsilon)}"
         line, = ax.plot(c.test_epsilons, c.p_values, marker="o", ms=3, label=label)
         if c.claimed_epsilon is not None:
             ax.axvline(c.claimed_epsilon, color=line.get_color(), ls="--", lw=1)
@@ -161,32 +154,29 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     if not any(a.dest == "target" for a in p._actions):
         p.add_argument("target", help="library name (statdp.svt) or MODULE:NAME / file.py:NAME")
     p.add_argument("--epsilon", type=flags.epsilon, default=None,
-                   help="test epsilon (default: the mechanism's claimed epsilon)")
+                   help="test ε: the ε the test checks (default: the mechanism's claimed ε)")
     p.add_argument("--delta", type=flags.real("delta", 0.0, 1.0, high_open=True), default=None,
-                   help="test delta: test the (ε, δ) null P[M(D1)∈E] <= e^ε P[M(D2)∈E] + δ "
+                   help="test δ: test the (ε, δ) null P[M(D1) ∈ E] ≤ e^ε P[M(D2) ∈ E] + δ "
                         "(default: the claim's δ; pure claims use StatDP's test)")
     p.add_argument("--n-max", type=flags.count("the number of runs"), default=400_000_000,
                    help="cap on the fresh runs per input of an (ε, δ) test (default 4e8)")
     p.add_argument("--claimed", type=flags.epsilon, default=None,
-                   help="run the mechanism with this claimed epsilon instead of its own")
+                   help="run the mechanism with this claimed ε instead of its own")
     p.add_argument("--test-epsilons", type=flags.epsilon_range, default=None, metavar="A:B:K",
                    help="also compute the p-value curve at K test epsilons from A to B "
                         f"(A < B, K <= {flags.MAX_CURVE_POINTS})")
     p.add_argument("--plot", default=None, metavar="FILE", type=flags.output_file("--plot"),
-                   help="save the p-value curve (PNG) to FILE (needs --test-epsilons; "
-                        "default 0.5..1.5 times the claimed epsilon)")
+                   help="save the p-value curve (PNG) to FILE (without --test-epsilons: 11 "
+                        "test ε from 0.5 to 1.5 times the test ε; --html draws the same)")
     p.add_argument("--n-select", type=flags.count("the number of samples"), default=100_000,
                    help="samples per input for event selection (default 100000)")
     p.add_argument("--n-final", type=flags.count("the number of samples"), default=500_000,
                    help="fresh samples per input for the final test (default 500000)")
     p.add_argument("--alpha", type=flags.probability("alpha"), default=0.05,
-                   help="significance level")
+                   help="significance level of the test (default 0.05)")
     flags.add_target_options(p)
-    if not any(a.dest == "json" for a in p._actions):
-        p.add_argument("--json", action="store_true", help="print the result as JSON")
-    if not any(a.dest == "seed" for a in p._actions):
-        p.add_argument("--seed", type=flags.seed, default=None, help="seed (replays a run)")
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -201,14 +191,16 @@ def run_cli(args: argparse.Namespace) -> int:
                        neighbors=getattr(args, "neighbors", None),
                        domain=getattr(args, "domain", None), length=getattr(args, "length", None))
     test_eps = getattr(args, "test_epsilons", None)
-    if getattr(args, "plot", None) and test_eps is None and getattr(args, "delta", None) \
-            is None and (mech.claim is None or mech.claim.kind == "pure"):
+    if (getattr(args, "plot", None) or getattr(args, "html", None)) and test_eps is None \
+            and getattr(args, "delta", None) is None and \
+            (mech.claim is None or mech.claim.kind == "pure"):
+        # a plot and a report show the p-value curve (StatDP Fig. 1): 11 test ε around it
         base = args.epsilon or mech.epsilon or 1.0
         test_eps = [base * (0.5 + 0.1 * i) for i in range(11)]
     as_json = bool(getattr(args, "json", False))
     result = detect(mech, args.epsilon, test_epsilons=test_eps, n_select=args.n_select,
                     n_final=args.n_final, alpha=args.alpha, seed=getattr(args, "seed", None),
-                    progress=not as_json, executor=getattr(args, "executor", None),
+                    progress=show_progress(args), executor=getattr(args, "executor", None),
                     delta=getattr(args, "delta", None),
                     n_max=getattr(args, "n_max", 400_000_000))
     if getattr(args, "plot", None) and result.curve is not None:

@@ -10,100 +10,70 @@ or 1 when the exact epsilon exceeds the mechanism's claimed epsilon.
 from __future__ import annotations
 
 import argparse
-import math
 from fractions import Fraction
 from typing import Any
 
-from rich.table import Table
-
 from .. import cli_support as flags
 from ..core.results import AccuracyBound, ExactBound
-from . import emit
+from . import Col, Fit, emit, fmt_num, fmt_vec, kv, show_progress, table, verdict_text
 from .html import add_html_option
+from .options import add_common_options
 
 
-def _num(v: Any, digits: int = 10) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, Fraction):
-        if v.denominator == 1:
-            return str(v.numerator)
-        return f"{v.numerator}/{v.denominator} (= {float(v):.{digits}g})"
-    if isinstance(v, float) and math.isinf(v):
-        return "inf"
-    try:
-        return f"{float(v):.{digits}g}"
-    except (TypeError, ValueError):
-        return str(v)
-
-
-def _vec(x: Any) -> str:
-    if isinstance(x, (list, tuple)):
-        return "[" + ", ".join(_vec(v) for v in x) + "]"
-    return str(x)
+def _num(v: Any, digits: int = 6) -> str:
+    """A probability or e^ε: ``p/q (≈ 0.125)`` when exact, else ``digits`` digits."""
+    if isinstance(v, Fraction) and v.denominator != 1:
+        return f"{fmt_num(v)} (≈ {fmt_num(float(v), digits)})"
+    return fmt_num(v, digits)
 
 
 MAX_LENGTH = 100_000  # --length: the restricted sets of Sec. V scale to long inputs
 
 
-def render_bound(b: ExactBound) -> Table:
-    """A rich table for an :class:`ExactBound` (tight epsilon, or delta for a given epsilon)."""
+def render_bound(b: ExactBound) -> Fit:
+    """A field/value table for an :class:`ExactBound` (tight ε, or δ for a given ε)."""
     is_delta = b.delta is not None
-    title = f"privet exact: {'delta for epsilon' if is_delta else 'tight epsilon'} of {b.mechanism}"
-    t = Table(title=title, show_header=False, title_justify="left")
-    t.add_column("what", style="bold")
-    t.add_column("value")
+    title = f"privet exact: {'δ for ε' if is_delta else 'tight ε'} of {b.mechanism}"
+    rows: list[list[Any]] = []
     if is_delta:
-        t.add_row("epsilon", _num(b.epsilon))
-        t.add_row("smallest delta", _num(b.delta))
-        t.add_row("witness pair", f"x = {_vec(b.witness[0])}, x' = {_vec(b.witness[1])}")
+        rows.append(["ε", fmt_num(b.epsilon, 6)])
+        rows.append(["smallest δ", _num(b.delta)])
+        rows.append(["witness", f"D1 = {fmt_vec(b.witness[0])}, D2 = {fmt_vec(b.witness[1])}"])
     else:
-        t.add_row("e^epsilon", _num(b.e_epsilon))
-        t.add_row("epsilon", f"{_num(b.epsilon, 6)}   [{b.details.get('closed_form', '')}]")
+        rows.append(["verdict", verdict_text(b.describe())])
+        rows.append(["exact ε", fmt_num(b.epsilon, 6)])
+        rows.append(["e^ε", _num(b.e_epsilon)])
+        if isinstance(b.e_epsilon, Fraction):
+            rows.append(["closed form", str(b.details.get("closed_form", ""))])
         x, x2, y = b.witness
-        t.add_row("worst case", f"x = {_vec(x)}, x' = {_vec(x2)}, y = {_vec(y)}")
+        rows.append(["worst case", f"D1 = {fmt_vec(x)}, D2 = {fmt_vec(x2)}, "
+                                   f"output {fmt_vec(y)}"])
         probs = b.details.get("probabilities")
         if probs:
-            t.add_row("probabilities", f"P[M(x)=y] = {_num(probs[0])}, "
-                                       f"P[M(x')=y] = {_num(probs[1])}")
-    if b.details.get("interrupted") and not is_delta:
-        t.add_row("verdict", "interrupted: the value is a lower bound from the triples checked")
-    elif b.claimed_epsilon is not None and not is_delta and b.claim and "δ" in b.claim:
-        t.add_row("verdict", f"claim {b.claim}: its δ is checked by privet exact --profile")
-    elif b.claimed_epsilon is not None and not is_delta:
-        if b.epsilon <= b.claimed_epsilon + 1e-12:
-            verdict = f"verified: epsilon <= claimed {b.claimed_epsilon:g} on the checked domain"
-        else:
-            verdict = (f"violation: exact epsilon {b.epsilon:.6g} > claimed "
-                       f"{b.claimed_epsilon:g}")
-        t.add_row("verdict", verdict)
-    t.add_row("checked", b.domain)
+            rows.append(["probabilities", f"P[M(D1) = output] = {_num(probs[0])}, "
+                                          f"P[M(D2) = output] = {_num(probs[1])}"])
+    rows.append(["checked domain", b.domain])
     d = b.details
     if "triples" in d:
-        t.add_row("privacy set", f"{d.get('set', '')}: {d['triples']:,} triples, "
-                                 f"{d.get('pairs', 0):,} input pairs")
-    t.add_row("backend", d.get("backend_choice") or (
-        b.backend + (f", BDD size {d['bdd_size']} nodes" if "bdd_size" in d else "")))
+        rows.append(["privacy set", f"{d.get('set', '')}: {d['triples']:,} triples, "
+                                    f"{d.get('pairs', 0):,} input pairs"])
+    rows.append(["backend", d.get("backend_choice") or (
+        b.backend + (f", BDD size {d['bdd_size']:,} nodes" if "bdd_size" in d else ""))])
     if b.seconds is not None:
-        t.add_row("time", f"{b.seconds:.3f} s")
-    return t
+        rows.append(["time", f"{b.seconds:.3f} s"])
+    return kv(title, rows)
 
 
-def render_accuracy(a: AccuracyBound) -> Table:
-    """A rich table for an :class:`AccuracyBound` with its top-k worst inputs (Table IV)."""
-    t = Table(title=f"privet exact: ({a.alpha:g}, beta)-accuracy of {a.mechanism}",
-              title_justify="left")
-    t.add_column("rank", justify="right")
-    t.add_column("input")
-    t.add_column("1 - beta")
-    for r, (x, v) in enumerate(a.top_k, 1):
-        t.add_row(str(r), _vec(list(x)), _num(v))
-    t.caption = (f"tight 1 - beta = {_num(a.one_minus_beta)} at {_vec(list(a.worst_input))}; "
-                 f"checked {a.domain}; backend "
-                 f"{a.details.get('backend_choice') or a.backend}"
-                 + (f", BDD size {a.details['bdd_size']}" if "bdd_size" in a.details else "")
-                 + (f"; {a.seconds:.3f} s" if a.seconds is not None else ""))
-    return t
+def render_accuracy(a: AccuracyBound) -> Fit:
+    """The tight (α, β)-accuracy with its top-k worst inputs (WMC Table IV)."""
+    rows = [[str(r), fmt_vec(list(x)), _num(v)] for r, (x, v) in enumerate(a.top_k, 1)]
+    note = (f"tight 1 − β = {_num(a.one_minus_beta)} at {fmt_vec(list(a.worst_input))}; "
+            f"checked {a.domain}; backend {a.details.get('backend_choice') or a.backend}"
+            + (f", BDD size {a.details['bdd_size']:,}" if "bdd_size" in a.details else "")
+            + (f"; {a.seconds:.3f} s" if a.seconds is not None else ""))
+    return table(f"privet exact: ({fmt_num(a.alpha)}, β)-accuracy of {a.mechanism}: "
+                 "P[|M(x) − f(x)| ≤ α] ≥ 1 − β",
+                 [Col("rank", "right"), "input x", Col("1 − β", "right")], rows, notes=[note])
 
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
@@ -114,7 +84,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "weighted model counting on BDDs; Oakley, Holtzen, Oprea).")
     p.add_argument("target", help="library name, module:name or path/file.py:name")
     p.add_argument("--backend", default="auto",
-                   choices=["auto", "enumerate", "bdd", "bdd-fixed"])
+                   choices=["auto", "enumerate", "bdd", "bdd-fixed"],
+                   help="enumerate every noise outcome, or compile to a BDD and count "
+                        "(bdd: the inputs symbolic too; bdd-fixed: one BDD per input); "
+                        "auto picks (default)")
     p.add_argument("--fractions", action="store_true", help="exact rational probabilities")
     p.add_argument("--delta-for", type=flags.epsilon, metavar="EPS",
                    help="smallest delta for this epsilon (hockey-stick divergence)")
@@ -126,7 +99,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--accuracy", type=flags.real("alpha", 0.0, 1e300), metavar="ALPHA",
                    help="tight (alpha, beta)-accuracy instead of epsilon")
     p.add_argument("--top-k", type=flags.count("the number of inputs", 1, 1_000_000),
-                   default=5, metavar="K", help="worst inputs to list")
+                   default=5, metavar="K",
+                   help="with --accuracy: how many worst inputs to list (default 5)")
     p.add_argument("--length", type=flags.count("the input length", 1, MAX_LENGTH),
                    metavar="N", help="input length, when open")
     p.add_argument("--set", default="exhaustive", choices=["exhaustive", "rr"],
@@ -140,14 +114,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-memory", type=flags.memory_size, default=None, metavar="SIZE",
                    help="refuse runs estimated to need more memory than SIZE (e.g. 8G; "
                         "default half of the machine's memory)")
-    p.add_argument("--no-progress", action="store_true")
-    for flag, kw in (("--json", {"action": "store_true"}),
-                     ("--seed", {"type": flags.seed, "default": None})):
-        try:
-            p.add_argument(flag, **kw)
-        except argparse.ArgumentError:  # the lead's parser already gives it
-            pass
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -168,7 +136,7 @@ def run_cli(args: argparse.Namespace) -> int:
     from ..exact import accuracy, delta_for, exact
 
     target = _load(args.target)
-    progress = not getattr(args, "no_progress", False) and not getattr(args, "json", False)
+    progress = show_progress(args)
     common = dict(backend=args.backend, fractions=args.fractions, length=args.length,
                   progress=progress, max_memory=args.max_memory)
     if args.input_cap is not None:

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 from rich.console import Group
-from rich.markup import escape
 from rich.text import Text
 
 from .. import cli_support as flags
 from ..core.errors import PrivetError
 from ..core.results import PorosityResult, SensitivityResult
-from . import emit, fmt_num, fmt_vec, table
+from . import emit, fmt_num, fmt_p, fmt_vec, kv, show_progress, table, verdict_text
 from .html import add_html_option
+from .options import add_common_options
 
 __all__ = ["add_cli", "html_porosity", "html_sensitivity", "render", "render_porosity",
            "render_sensitivity", "run_cli"]
@@ -31,17 +31,10 @@ def _short_vec(v: Any, limit: int = 8) -> str:
     return f"[{head}, …] ({len(items):,} records)"
 
 
-def _plain(rows: list) -> list:
-    """Table cells printed as they are (a '[...]' in them is not rich markup)."""
-    return [[escape(str(c)) for c in row] for row in rows]
-
-
 def render_porosity(r: PorosityResult) -> Group:
     """The verdict, the counts, the witness and its paragraph, the certification."""
-    color = "red" if r.witness is not None else "green"
-    head = Text()
-    head.append(f"{r.mechanism}: ", style="bold")
-    head.append(r.verdict, style=f"bold {color}")
+    head = Text(f"{r.mechanism}: ", style="bold")
+    head.append_text(verdict_text(r.verdict))
     rows = [["D1 / D2", f"{_short_vec(r.d1)} / {_short_vec(r.d2)}"],
             ["method", r.method],
             ["outputs checked", f"{r.checked:,} ({r.reachable:,} reachable, "
@@ -60,9 +53,7 @@ def render_porosity(r: PorosityResult) -> Group:
         rows.append(["rests on", r.assumptions])
     if r.seconds is not None:
         rows.append(["time", f"{r.seconds:.2f} s"])
-    t = table(f"privet floats porosity: {r.mechanism}", ["", ""], _plain(rows))
-    t.show_header = False
-    parts: list[Any] = [head, t]
+    parts: list[Any] = [head, kv(f"privet floats porosity: {r.mechanism}", rows)]
     w = r.witness
     if w is not None:
         wrows = [["output y", f"{w.value_hex}  ({w.value!r})"], ["why", w.reason],
@@ -73,13 +64,11 @@ def render_porosity(r: PorosityResult) -> Group:
             wrows.append(["D2's generator words", f"{w.words} (uniform {w.uniform!r})"])
         if w.candidates:
             wrows.append(["D1's words checked", f"{w.candidates:,}"])
-        wt = table("witness (ε = ∞)", ["", ""], _plain(wrows))
-        wt.show_header = False
-        parts += [wt, Text(w.explanation)]
+        parts += [kv("witness (ε = ∞)", wrows), Text(w.explanation)]
     if r.detect is not None:
         cx = r.detect
         parts.append(Text(f"detect.test_event: {cx.counts[0]:,} vs {cx.counts[1]:,} of "
-                          f"{cx.n[0]:,} each, p = {cx.p_value:.3g}"))
+                          f"{cx.n[0]:,} each, {fmt_p(cx.p_value)}"))
     if r.bound is not None:
         parts.append(Text(f"search.confirm: ε ≥ {fmt_num(r.bound.value)} with confidence "
                           f"{r.bound.confidence:g}" + (" (grows with the sample: the event "
@@ -91,10 +80,8 @@ def render_porosity(r: PorosityResult) -> Group:
 
 def render_sensitivity(r: SensitivityResult) -> Group:
     """The pair, the two float aggregates, the excess, and the engines' certification."""
-    color = "red" if r.exceeds else "green"
-    head = Text()
-    head.append(f"{r.mechanism or r.aggregate}: ", style="bold")
-    head.append(r.verdict, style=f"bold {color}")
+    head = Text(f"{r.mechanism or r.aggregate}: ", style="bold")
+    head.append(r.verdict, style="bold red" if r.exceeds else "bold")
     rows = [["aggregate", r.aggregate], ["bounds", fmt_vec(r.bounds)],
             ["neighbors", r.neighbors.replace("_", " ")], ["records", f"at most {r.length:,}"],
             ["declared sensitivity", f"{r.declared:.17g}"],
@@ -106,9 +93,7 @@ def render_sensitivity(r: SensitivityResult) -> Group:
             ["found by", f"{r.family} ({r.evaluated:,} datasets summed)"]]
     if r.seconds is not None:
         rows.append(["time", f"{r.seconds:.2f} s"])
-    t = table("privet floats sensitivity", ["", ""], _plain(rows))
-    t.show_header = False
-    parts: list[Any] = [head, t]
+    parts: list[Any] = [head, kv("privet floats sensitivity", rows)]
     if r.detect is not None:
         parts.append(Text(f"detect on this pair: {r.detect.verdict}" + (
             f", event {r.detect.counterexample.event}" if r.detect.counterexample else "")))
@@ -200,7 +185,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     q.add_argument("--d1", required=True, help="the first input, e.g. 0")
     q.add_argument("--d2", required=True, help="its neighbour, e.g. 1")
     q.add_argument("-n", type=flags.count("the number of outputs"), default=10_000,
-                   help="outputs of each input to check")
+                   help="outputs of each input to check (default 10000)")
     q.add_argument("--budget", type=flags.real("the budget", 0, 1e7, low_open=True),
                    default=None, help="stop after this many seconds")
     q.add_argument("--method", choices=("auto", "exact", "sighting"), default="auto",
@@ -219,21 +204,21 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                                   "floats.int32_sum, or a library aggregate "
                                   "(diffprivlib.sum, opendp.sum_f32, ...)")
     q.add_argument("--length", type=flags.count("the number of records", 1, 10**7),
-                   default=1024, help="largest number of records")
+                   default=1024, help="largest number of records (default 1024)")
     q.add_argument("--no-certify", action="store_true",
                    help="do not hand the pair to detect and search")
     q = sub.add_parser("features", help="detect on a float feature of the outputs (black "
                                         "boxes)")
     q.add_argument("target", help="library name or MODULE:NAME / file.py:NAME")
     q.add_argument("--feature", default="granularity",
-                   choices=("trailing_zeros", "granularity", "low_bits", "residue"))
+                   choices=("trailing_zeros", "granularity", "low_bits", "residue"),
+                   help="the float feature of the outputs detect tests (default granularity)")
     q.add_argument("--d1", default="0", help="the first input (default 0)")
     q.add_argument("--d2", default="1", help="its neighbour (default 1)")
     for name in ("porosity", "reach", "sensitivity", "features"):
         s = sub.choices[name]
-        s.add_argument("--json", action="store_true", help="print the result as JSON")
-        s.add_argument("--seed", type=flags.seed, default=0, help="seed (replays the run)")
         add_html_option(s)
+        add_common_options(s)
     p.set_defaults(run=run_cli)
     return p
 
@@ -268,6 +253,8 @@ def run_cli(args: argparse.Namespace) -> int:
     from ..cli import parse_vector
 
     cmd = getattr(args, "floats_command", None)
+    if cmd != "porosity" and getattr(args, "seed", None) is None:
+        args.seed = 0  # results that record no seed: the same numbers on every run
     if cmd is None:
         raise PrivetError("say which check: privet floats porosity|reach|sensitivity|features.")
     if cmd == "porosity":
@@ -277,7 +264,7 @@ def run_cli(args: argparse.Namespace) -> int:
         mech, model = _mechanism(args.target)
         res = floats.porosity(mech, parse_vector(args.d1), parse_vector(args.d2), n=args.n,
                               budget=args.budget, method=args.method, model=model,
-                              first=args.first, seed=args.seed, progress=not args.json)
+                              first=args.first, seed=args.seed, progress=show_progress(args))
         if args.certify and res.witness is not None and mech.supports("replay"):
             res = certify_porosity(mech, res, seed=args.seed)
         emit(args, res, render)
@@ -334,7 +321,7 @@ def _sensitivity(args: argparse.Namespace) -> int:
 
         res = sensitivity(load_mechanism(args.target), length=args.length,
                           certify=not args.no_certify, seed=args.seed,
-                          progress=not args.json)
+                          progress=show_progress(args))
     emit(args, res, render)
     return 1 if res.exceeds else 0
 
@@ -348,6 +335,6 @@ def _features(args: argparse.Namespace) -> int:
     mech, _ = _mechanism(args.target)
     d1, d2 = parse_vector(args.d1), parse_vector(args.d2)
     res = detect(floats.view(mech, args.feature), inputs=[(d1, d2), (d2, d1)], seed=args.seed,
-                 progress=not args.json)
+                 progress=show_progress(args))
     emit(args, res, render_detect)
     return 1 if res.violation else 0

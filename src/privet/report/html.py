@@ -35,7 +35,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..core.results import interrupted, to_json
+from ..core.results import VERDICTS, interrupted, to_json, verdict_tone
+from ..core.text import fmt_num, fmt_pvalue, fmt_value, fmt_vec
 
 MAX_ROWS = 50
 MAX_DETAILS_CHARS = 20_000
@@ -68,6 +69,7 @@ CSS = """
 .privet .plot svg{max-width:100%;height:auto}
 .privet .plot svg text{font-family:"DejaVu Sans",Verdana,Arial,Helvetica,sans-serif}
 .privet .meta{color:#5b6470}
+.privet .wide{max-width:100%;overflow-x:auto}
 """
 
 
@@ -81,52 +83,28 @@ def esc(value: Any) -> str:
 
 
 def _num(v: Any, digits: int = 4) -> str:
-    from . import fmt_num
-
     return esc(fmt_num(v, digits))
 
 
 def _vec(x: Any) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, (list, tuple)):
-        return "[" + ", ".join(_vec(v) if isinstance(v, (list, tuple)) else _plain_num(v)
-                               for v in x) + "]"
-    return _plain_num(x)
-
-
-def _plain_num(v: Any) -> str:
-    if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):
-        try:
-            v = float(v)
-        except (TypeError, ValueError):
-            return esc(v)
-    from . import fmt_num
-
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
-        return str(int(v))
-    return esc(fmt_num(v, 6))
+    """A vector in full (6 digits, integers as integers), escaped."""
+    return esc(fmt_vec(x, 6))
 
 
 def _p(p: float | None) -> str:
-    if p is None:
-        return "—"
-    return "0" if p == 0 else esc(f"{p:.3g}")
+    return "—" if p is None else esc(fmt_pvalue(p))
+
+
+def _seed(seed: Any) -> str:
+    """The seed that replays a run; results saved before seeds were always recorded may
+    lack one."""
+    return esc(seed) if seed is not None else '<span class="note">not recorded</span>'
 
 
 def verdict_class(text: str) -> str:
-    """CSS class of a verdict: violation red, verified green, no violation grey, else amber."""
-    t = str(text).lower().strip()
-    if t.startswith(("unknown", "error", "stopped", "interrupted")):
-        return "warn"
-    if t.startswith(("no violation", "no completion")) or \
-            ("no violation" in t and not t.startswith("violation")):
-        return "neutral"
-    if "violat" in t or t.startswith("exact ε >") or "> claimed" in t:
-        return "bad"
-    if t.startswith(("verified", "found", "passed")):
-        return "good"
-    return "neutral"
+    """CSS class of a verdict, from the table of verdict words in ``core.results``:
+    violations red (``bad``), proofs green (``good``), nothing found grey, else amber."""
+    return verdict_tone(text)
 
 
 def badge(text: str, cls: str | None = None) -> str:
@@ -149,7 +127,14 @@ def grid_table(headers: Sequence[str], rows: Iterable[Sequence[str]],
                         for j, c in enumerate(r))
         cls = ' class="hl"' if i in highlight else ""
         out.append(f"<tr{cls}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(out)}</tbody></table>"
+    # a table wider than a narrow window scrolls inside its box instead of being cut off
+    return (f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(out)}</tbody></table></div>")
+
+
+def name_cell(name: str) -> str:
+    """A mechanism name that may wrap after its dots and underscores (``faier.<wbr>…``)."""
+    return re.sub(r"([._])", r"\1<wbr>", esc(name))
 
 
 def _details_block(details: dict, skip: Sequence[str] = ()) -> str:
@@ -188,8 +173,10 @@ _RC = {"svg.fonttype": "none", "text.parse_math": False, "svg.hashsalt": "privet
 D1_COLOR, D2_COLOR, EVENT_COLOR = "#1f77b4", "#ff7f0e", "#f2c14e"
 
 
-def _plot(draw: Callable[[Any], None], size: tuple[float, float] = (6.4, 3.6)) -> str:
-    """Run ``draw(fig)`` on a fresh Figure and return inline SVG (or a one-line note)."""
+def _plot(draw: Callable[[Any], None], size: tuple[float, float] = (6.4, 3.6),
+          layout: str | None = None) -> str:
+    """Run ``draw(fig)`` on a fresh Figure and return inline SVG (or a one-line note);
+    ``layout="constrained"`` makes room for legends placed outside the axes."""
     try:
         import matplotlib
         from matplotlib.figure import Figure
@@ -197,7 +184,7 @@ def _plot(draw: Callable[[Any], None], size: tuple[float, float] = (6.4, 3.6)) -
         return '<p class="note">(plot omitted: matplotlib is not installed)</p>'
     try:
         with matplotlib.rc_context(_RC):
-            fig = Figure(figsize=size)
+            fig = Figure(figsize=size, layout=layout)
             draw(fig)
             buf = io.StringIO()
             fig.savefig(buf, format="svg", bbox_inches="tight",
@@ -245,14 +232,13 @@ def plot_pvalue_curves(curves: Sequence[Any], labels: Sequence[str] | None = Non
         ax.set_ylabel("p-value")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(title or (items[0].mechanism if len(items) == 1 else "p-value curves"))
-        ax.legend(loc="best", fontsize=8)
+        fig.legend(loc="outside lower center", fontsize=8, frameon=False,
+                   ncols=min(3, len(items) + 1))
 
-    return _plot(draw)
+    return _plot(draw, layout="constrained")
 
 
 def _fmt(v: Any) -> str:
-    from . import fmt_num
-
     return fmt_num(v, 4)
 
 
@@ -263,16 +249,23 @@ def plot_histograms(h: dict, d1: Any = None, d2: Any = None) -> str:
     if not c1:
         return '<p class="note">(no finite value of the statistic to plot)</p>'
     e1, e2 = h.get("event_counts", (None, None))
-    lab1 = f"D1 = {_short(d1)}: {e1:,} / {n1:,} in E" if e1 is not None else "D1"
-    lab2 = f"D2 = {_short(d2)}: {e2:,} / {n2:,} in E" if e2 is not None else "D2"
+    lab1 = f"D1 = {_short(d1)}: {e1:,} of {n1:,} plotted samples in E" if e1 is not None \
+        else f"D1 = {_short(d1)}"
+    lab2 = f"D2 = {_short(d2)}: {e2:,} of {n2:,} plotted samples in E" if e2 is not None \
+        else f"D2 = {_short(d2)}"
     stat = str(h.get("statistic", "statistic"))
     cond = h.get("condition")
+    inside = list(h.get("in_event") or [False] * len(c1))
+    labels = list(h.get("labels") or [str(i) for i in range(len(c1))])
+    if h.get("kind") != "numeric":  # categories in their natural order (0, 1, 2, …)
+        order = sorted(range(len(c1)), key=lambda i: _category_key(labels[i]))
+        c1, c2 = [c1[i] for i in order], [c2[i] for i in order]
+        inside, labels = [inside[i] for i in order], [labels[i] for i in order]
 
     def draw(fig):
         ax = fig.add_subplot()
         f1 = [c / n1 for c in c1]
         f2 = [c / n2 for c in c2]
-        inside = h.get("in_event") or [False] * len(c1)
         if h.get("kind") == "numeric":
             edges = h["edges"]
             ax.stairs(f1, edges, fill=True, alpha=0.45, color=D1_COLOR, label=lab1)
@@ -286,7 +279,6 @@ def plot_histograms(h: dict, d1: Any = None, d2: Any = None) -> str:
                            label="event E")
             ax.set_xlabel(stat + (f"  (given {cond})" if cond else ""))
         else:
-            labels = h.get("labels") or [str(i) for i in range(len(c1))]
             xs = list(range(len(c1)))
             for x, ins in zip(xs, inside):
                 if ins:
@@ -300,9 +292,18 @@ def plot_histograms(h: dict, d1: Any = None, d2: Any = None) -> str:
             ax.set_xlabel(stat)
         ax.set_ylabel("fraction of samples")
         ax.set_title(f"E: {h.get('event', '')}", fontsize=9)
-        ax.legend(loc="best", fontsize=7)
+        # below the plot, never over the bars or the shaded event
+        fig.legend(loc="outside lower center", fontsize=7, frameon=False)
 
-    return _plot(draw)
+    return _plot(draw, layout="constrained")
+
+
+def _category_key(label: str) -> tuple:
+    """Sort key of a category label: numbers (and lists of numbers) by value, then text."""
+    try:
+        return (0, tuple(float(t) for t in label.strip("[]").split(",")))
+    except ValueError:
+        return (1, (), label)
 
 
 def _short(x: Any, limit: int = 40) -> str:
@@ -440,29 +441,34 @@ def render_counterexample(cx: Any, title: str = "counterexample") -> str:
     h = (cx.details or {}).get("histograms")
     if isinstance(h, dict) and h.get("d1") is not None:
         out.append(plot_histograms(h, cx.d1, cx.d2))
-        out.append(_histogram_note(h))
+        out.append(_histogram_note(h, cx))
     out.append(_details_block(cx.details, skip=("histograms",)))
     return "".join(out)
 
 
-def _histogram_note(h: dict) -> str:
+def _histogram_note(h: dict, cx: Any = None) -> str:
+    """What the plot shows, and why its counts may differ from the table's."""
+    n = int((h.get("n") or [0])[0])
     bits = []
+    if cx is not None and cx.n and n and int(cx.n[0]) != n:
+        bits.append(f"the counts in the table above come from the test's own "
+                    f"{int(cx.n[0]):,} samples per input")
     for key, what in (("below", "below the plotted range"), ("above", "above it"),
-                      ("nonfinite", "with no finite value"), ("outside", "not meeting the "
-                                                                          "condition")):
+                      ("nonfinite", "with no finite value"),
+                      ("outside", "not meeting the condition")):
         v = h.get(key)
         if v and any(v):
-            bits.append(f"{esc(what)}: {int(v[0]):,} / {int(v[1]):,}")
-    src = esc(h.get("source", ""))
-    extra = ("; " + "; ".join(bits)) if bits else ""
-    return f'<p class="note">statistic {esc(h.get("statistic", ""))}, {src}{extra}.</p>'
+            bits.append(f"{what}: {int(v[0]):,} / {int(v[1]):,}")
+    text = "; ".join([f"plotted: statistic {h.get('statistic', '')}, {h.get('source', '')}"
+                      + (f" ({n:,} per input)" if n else ""), *bits])
+    return f'<p class="note">{esc(text)}.</p>'
 
 
 def _prob_cell(v: Any) -> str:
     f = _to_fraction(v)
-    if f is not None:
-        return f"{esc(_frac_text(f))} ≈ {esc(f'{float(f):.6g}')}"
-    return _num(v, 6)
+    if f is not None and f.denominator != 1:
+        return f"{esc(_frac_text(f))} ≈ {esc(fmt_num(float(f), 6))}"
+    return _num(f if f is not None else v, 6)
 
 
 def _to_fraction(v: Any) -> Fraction | None:
@@ -510,7 +516,7 @@ def render_detect(res: Any) -> str:
                ("known ε", _num(_known_epsilon(res.mechanism, res.claimed_epsilon))),
                ("p-value", _p(res.p_value)), ("α", esc(f"{res.alpha:g}")),
                ("arguments found by", esc(res.arg_path)),
-               ("seed", esc(res.seed)), ("seconds", _num(res.seconds, 3)),
+               ("seed", _seed(res.seed)), ("seconds", _num(res.seconds, 3)),
            ])]
     selected = res.counterexample or (res.details or {}).get("selected")
     if selected is not None and hasattr(selected, "d1"):
@@ -530,21 +536,10 @@ def render_detect(res: Any) -> str:
     return _section("".join(out))
 
 
-def _bound_verdict(b: Any) -> str:
-    text = (b.details or {}).get("verdict")
-    if text:
-        return str(text)
-    head = f"ε ≥ {_fmt(b.value)} " + ("(exact)" if b.exact else
-                                       f"with confidence {b.confidence:g}")
-    if b.claimed_epsilon is not None and b.value > b.claimed_epsilon:
-        return head + "; violation found"
-    return head + "; no violation found"
-
-
 def render_bound(b: Any) -> str:
     """A (certified) lower bound on ε, its witness and the ε chart."""
     known = _known_epsilon(b.mechanism, b.claimed_epsilon)
-    verdict = _bound_verdict(b)
+    verdict = b.describe()
     cls = "bad" if (b.claimed_epsilon is not None and b.value > b.claimed_epsilon) else \
         "neutral"
     out = [f"<h3>lower bound on ε: {esc(b.mechanism)}</h3>", f"<p>{badge(verdict, cls)}</p>",
@@ -552,7 +547,7 @@ def render_bound(b: Any) -> str:
                ("ε ≥", _num(b.value)),
                ("confidence", "exact" if b.exact else esc(f"{b.confidence:g}")),
                ("method", esc(b.method)), ("claimed ε", _num(b.claimed_epsilon)),
-               ("known ε", _num(known)), ("seed", esc(b.seed)),
+               ("known ε", _num(known)), ("seed", _seed(b.seed)),
                ("seconds", _num(b.seconds, 3)),
            ]),
            plot_epsilon_bounds([{"name": b.mechanism, "lower": b.value,
@@ -569,22 +564,13 @@ def render_bound(b: Any) -> str:
 def render_exact(e: Any) -> str:
     """Tight ε of a discrete mechanism, its witness and the witness pair's distributions."""
     claimed = e.claimed_epsilon
-    if e.delta is not None:
-        verdict = f"δ = {_fmt(e.delta)} at ε = {_fmt(e.epsilon)} (exact, on the checked domain)"
-        cls = "neutral"
-    elif claimed is None:
-        verdict, cls = f"exact ε = {_fmt(e.epsilon)} on the checked domain", "neutral"
-    elif e.verified:
-        verdict = (f"verified: exact ε = {_fmt(e.epsilon)} ≤ claimed {_fmt(claimed)} "
-                   "on the checked domain")
-        cls = "good"
-    else:
-        verdict = (f"violation found (exact): ε = {_fmt(e.epsilon)} > claimed "
-                   f"{_fmt(claimed)}")
-        cls = "bad"
+    verdict = e.describe()
     if (e.details or {}).get("interrupted"):
-        verdict += " — interrupted: a lower bound only"
         cls = "warn"
+    elif e.delta is not None or claimed is None:
+        cls = "neutral"
+    else:
+        cls = "good" if e.verified else "bad"
     x, x2, y = (list(e.witness) + [None, None, None])[:3]
     known = _known_epsilon(e.mechanism, claimed)
     e_eps = e.e_epsilon
@@ -592,9 +578,11 @@ def render_exact(e: Any) -> str:
            kv_table([
                ("ε", _num(e.epsilon, 6)),
                ("e^ε", _prob_cell(e_eps) if isinstance(e_eps, Fraction) else _num(e_eps, 6)),
-               ("closed form", esc((e.details or {}).get("closed_form", "—"))),
+               ("closed form", esc((e.details or {}).get("closed_form", "—"))
+                if isinstance(e_eps, Fraction) else
+                '<span class="note">exact p/q with --fractions (fractions=True)</span>'),
                ("claimed ε", _num(claimed)), ("known ε", _num(known)),
-               ("witness", f"x = {_vec(x)}, x′ = {_vec(x2)}, y = {_vec(y)}"),
+               ("worst case", f"D1 = {_vec(x)}, D2 = {_vec(x2)}, output {_vec(y)}"),
                ("checked domain", esc(e.domain)),
                ("backend", esc(e.details.get("backend_choice") or e.backend)),
                ("seconds", _num(e.seconds, 3)),
@@ -616,17 +604,23 @@ def distribution_table(dists: dict, x: Any = None, x2: Any = None,
     decimal), their ratio; the witness output highlighted; sorted, top ``max_rows`` rows."""
     rows = list(dists["rows"])[:max_rows]
     wy = dists.get("witness_output")
+    fractions = any(_to_fraction(p) is not None for _, p1, p2 in rows for p in (p1, p2))
     body, hl = [], []
     for i, (y, p1, p2) in enumerate(rows):
         f1, f2 = _to_fraction(p1), _to_fraction(p2)
         v1 = float(f1) if f1 is not None else float(p1)
         v2 = float(f2) if f2 is not None else float(p2)
-        ratio = "∞" if v2 == 0 and v1 > 0 else ("—" if v2 == 0 else
-                                                  (_frac_text(f1 / f2) if f1 is not None and
-                                                   f2 is not None and f2 else f"{v1 / v2:.6g}"))
-        body.append([_vec(y), esc(_frac_text(f1)) if f1 is not None else "",
-                     esc(f"{v1:.6g}"), esc(_frac_text(f2)) if f2 is not None else "",
-                     esc(f"{v2:.6g}"), esc(ratio)])
+        if v2 == 0:
+            ratio = "∞" if v1 > 0 else "—"
+        elif f1 is not None and f2 is not None:
+            ratio = _frac_text(f1 / f2)
+        else:
+            ratio = fmt_num(v1 / v2, 6)
+        exact_cells = [esc(_frac_text(f)) if f is not None else "" for f in (f1, f2)]
+        approx = [esc(fmt_num(v, 6)) for v in (v1, v2)]
+        cells = [exact_cells[0], approx[0], exact_cells[1], approx[1]] if fractions \
+            else approx
+        body.append([_vec(y), *cells, esc(ratio)])
         if y == wy:
             hl.append(i)
     support = dists.get("support") or ["?", "?"]
@@ -636,9 +630,13 @@ def distribution_table(dists: dict, x: Any = None, x2: Any = None,
     if mass:
         note += f"; mass shown {mass[0]:.4g} / {mass[1]:.4g}"
     note += "; the witness output is highlighted."
+    if not fractions:
+        note += " Exact p/q probabilities: run with --fractions (fractions=True)."
+    headers = (["output", "P[M(D1) = output]", "≈", "P[M(D2) = output]", "≈", "ratio"]
+               if fractions else ["output", "P[M(D1) = output]", "P[M(D2) = output]",
+                                  "ratio"])
     return (f"<h4>exact output distributions of D1 = {_vec(x)} and D2 = {_vec(x2)}</h4>"
-            + grid_table(["output y", "P[M(D1)=y]", "≈", "P[M(D2)=y]", "≈", "ratio"], body,
-                         numeric=(1, 2, 3, 4, 5), highlight=hl)
+            + grid_table(headers, body, numeric=tuple(range(1, len(headers))), highlight=hl)
             + f'<p class="note">{esc(note)}</p>')
 
 
@@ -669,14 +667,16 @@ def render_pufferfish(v: Any) -> str:
         text = v.describe()
     except Exception:  # pragma: no cover
         text = v.status
-    rows = [("status", badge(v.status, cls)), ("ε", esc(v.epsilon_text or f"{v.epsilon:g}")),
+    rows = [("status", f"<code>{esc(v.status)}</code>"),
+            ("ε", esc(v.epsilon_text or f"{v.epsilon:g}")),
             ("sequence length k", esc(v.k)), ("solver", esc(v.solver))]
     if v.counterexample is not None:
-        rows.append(("observation sequence", _vec(list(v.counterexample))))
+        rows.append(("observation sequence",
+                     esc(" ".join(fmt_value(o) for o in v.counterexample))))
     if v.pair is not None:
-        rows.append(("secret pair", esc(v.pair)))
+        rows.append(("secret pair", esc(" vs ".join(map(str, v.pair)))))
     if v.parameters:
-        rows.append(("parameters", esc(", ".join(f"{k} = {x}" for k, x in
+        rows.append(("parameters", esc(", ".join(f"{k} = {fmt_num(x)}" for k, x in
                                                  v.parameters.items()))))
     if v.probabilities:
         rows.append(("probabilities", " vs ".join(_prob_cell(p) for p in v.probabilities)))
@@ -717,7 +717,7 @@ def render_synth(s: Any) -> str:
                      ("textbook rank", esc(s.textbook_rank)),
                      ("phase times (s)", esc(", ".join(f"{k} {float(v):.2f}" for k, v in
                                                       (s.times or {}).items()))),
-                     ("seed", esc(s.seed))])]
+                     ("seed", _seed(s.seed))])]
     rows = []
     for c in s.completions[:MAX_ROWS]:
         rows.append([esc(c.rank if c.rank is not None else "—"), f"<code>{esc(c.describe())}"
@@ -745,7 +745,9 @@ def render_suite_row(r: Any) -> str:
     result = getattr(r, "result", None)
     if result is not None:
         return head + to_html(result)
-    rows = [("mechanism", esc(r.mechanism)), ("figure", _num(r.figure)),
+    from .library import figure_text
+
+    rows = [("mechanism", esc(r.mechanism)), ("figure", esc(figure_text(r))),
             ("claimed ε", _num(r.claimed_epsilon)), ("known ε", _num(r.true_epsilon))]
     return head + kv_table(rows) + _details_block(r.details)
 
@@ -761,7 +763,8 @@ def render_suite_lines(lines: Sequence[Any]) -> str:
         bound = "—" if ln.lower_bound is None else (
             f"{_num(ln.lower_bound, 3)}" + (f" ({ln.confidence:.0%})"
                                             if ln.confidence is not None else ""))
-        rows.append([esc(ln.mechanism), _num(ln.claimed_epsilon, 3), _num(ln.true_epsilon, 3),
+        rows.append([name_cell(ln.mechanism), _num(ln.claimed_epsilon, 3),
+                     _num(ln.true_epsilon, 3),
                      badge(ln.verdict), esc(ln.counterexample or "—"), bound,
                      _num(ln.exact_epsilon, 4), _num(ln.seconds, 3)])
     return grid_table(["mechanism", "claimed ε", "known ε", "verdict", "counterexample",
@@ -849,22 +852,17 @@ def repr_html(obj: Any) -> str:
     return f'<div class="privet"><style>{CSS}</style>{to_html(obj)}</div>'
 
 
-LEGEND = """
-<div class="legend"><b>How to read this report.</b>
-<ul>
-<li><span class="verdict bad">violation found</span> — a statistical counterexample: inputs
-D1, D2 and an output event E with P(M(D1) ∈ E) &gt; e<sup>ε</sup> P(M(D2) ∈ E), tested on
-fresh samples; the p-value says how unlikely the counts are if the claim held. An exact
-violation gives the exact probabilities instead.</li>
-<li><span class="verdict neutral">no violation found</span> — the search found no significant
-counterexample. This is <b>not</b> a proof of privacy.</li>
-<li><span class="verdict good">verified</span> — only from exact inference or an SMT solver,
-and only for the stated domain (inputs, lengths, parameters) that was checked.</li>
-<li>Certified lower bounds (ε ≥ value) hold with the stated confidence; exact ε is the tight
-value on the checked domain; "known ε" is the value the literature gives.</li>
-<li><span class="verdict warn">unknown</span> — a solver gave up; nothing is claimed.</li>
-</ul></div>
-"""
+def legend() -> str:
+    """"How to read this report": every verdict of the table in ``core.results``, then the
+    figures."""
+    items = "".join(f'<li><span class="verdict {v.tone}">{esc(v.words)}</span> — '
+                    f"{esc(v.meaning)}.</li>" for v in VERDICTS)
+    figures = ("<li>ε ≥ L: a certified lower bound, holding with the stated confidence; "
+               "exact ε: the tight value on the checked domain; claimed ε: what the "
+               "mechanism states; test ε: the ε a test was run at; known ε: the value the "
+               "literature gives.</li>")
+    return (f'<div class="legend"><b>How to read this report.</b><ul>{items}{figures}'
+            "</ul></div>")
 
 
 def page(title: str, body: str) -> str:
@@ -875,9 +873,9 @@ def page(title: str, body: str) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{esc(title)}</title>\n<style>{CSS}\nbody{{margin:1.5em auto;"
-            "max-width:72em;padding:0 1em}</style>\n</head>\n<body class=\"privet\">\n"
+            "max-width:96em;padding:0 1em}</style>\n</head>\n<body class=\"privet\">\n"
             f"<h1>{esc(title)}</h1>\n<p class=\"meta\">privet {esc(__version__)} · "
-            f"{esc(now)}</p>\n{LEGEND}\n{body}\n</body>\n</html>\n")
+            f"{esc(now)}</p>\n{legend()}\n{body}\n</body>\n</html>\n")
 
 
 def write_html(path: str | Path, objs: Any, title: str | None = None) -> Path:

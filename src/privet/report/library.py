@@ -6,13 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from rich.table import Table
 
 from ..core.mechanism import Mechanism
-from . import fmt_claim, fmt_num, table
+from . import Col, Fit, fmt_claim, fmt_num, fmt_p, fmt_vec, table, verdict_text
 
 
-def library_table(mechs: dict[str, Mechanism | dict]) -> Table:
+def library_table(mechs: dict[str, Mechanism | dict]) -> Fit:
     """The library listing, from mechanisms or from their ``privet list --json`` specs."""
     rows = []
     for name, m in mechs.items():
@@ -33,7 +32,7 @@ def _short_neighbors(spec: dict) -> str:
             "replace_one": "replace"}.get(kind, kind)
 
 
-def exact_distribution_table(data: dict[str, Any]) -> Table:
+def exact_distribution_table(data: dict[str, Any]) -> Fit:
     """``privet sample --exact``: outputs and their exact probabilities (top 50)."""
     from fractions import Fraction
 
@@ -45,7 +44,8 @@ def exact_distribution_table(data: dict[str, Any]) -> Table:
         q = parse_rational(p, "a probability") if isinstance(p, str) else Fraction(p)
         rows.append([str(d["output"]), fmt_num(q), f"{float(q):.6g}"])
     return table(f"exact output distribution of {data.get('mechanism', '?')} on "
-                 f"{data.get('input', '?')} ({int(data['grid_size']):,} noise outcomes)",
+                 f"{fmt_vec(data.get('input', '?'))} ({int(data['grid_size']):,} noise "
+                 "outcomes)",
                  ["output", "probability", "≈"], rows)
 
 
@@ -125,8 +125,8 @@ def _plain(row: np.ndarray) -> Any:
     return vals[0] if len(vals) == 1 else vals
 
 
-def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Table:
-    title = (f"{int(summary['n']):,} outputs of {name} on {list(x)} "
+def sample_table(name: str, x: Sequence, summary: dict[str, Any]) -> Fit:
+    title = (f"{int(summary['n']):,} outputs of {name} on {fmt_vec(x)} "
              f"({int(summary['distinct']):,} distinct)")
     if "frequencies" in summary:
         rows = [[str(f["output"]), f["count"], f"{f['share']:.4f}"] for f in
@@ -142,42 +142,47 @@ FIGURE_NAMES = {"sample": "outputs/s", "detect": "p-value", "exact": "exact ε",
                 "synth": "textbook rank"}
 
 
-def _verdict_style(verdict: str) -> str:
-    if verdict.startswith("violation"):
-        return f"[red]{verdict}[/red]"
-    if verdict.startswith("verified"):
-        return f"[green]{verdict}[/green]"
-    if verdict.startswith("error"):
-        return f"[yellow]{verdict}[/yellow]"
-    return verdict
+def figure_text(row: Any) -> str:
+    """A suite row's figure with its name: ``31,840,000 outputs/s``, ``exact ε 1.386``."""
+    fig = row.figure
+    if fig is None:
+        return "—"
+    if row.engine == "sample":
+        return f"{fig:,.0f} outputs/s"
+    if row.engine == "detect":
+        return fmt_p(fig)
+    return f"{FIGURE_NAMES.get(row.engine, 'figure')} {fmt_num(fig, 4)}"
 
 
-def suite_table(result: Any) -> Table:
-    """One line per mechanism, every engine joined (``result.lines``)."""
+def suite_table(result: Any) -> Fit:
+    """One line per mechanism, every engine joined (``result.lines``). Below the width the
+    whole table needs, the counterexamples follow it, one line each, then one block per
+    mechanism (:class:`privet.report.layout.Fit`)."""
     body = []
     for ln in result.lines:
         bound = "—" if ln.lower_bound is None else \
             f"{fmt_num(ln.lower_bound, 3)} ({ln.confidence:.0%})"
         body.append([ln.mechanism, fmt_claim(ln.claim, fmt_num(ln.claimed_epsilon, 3)),
                      fmt_num(ln.true_epsilon, 3),
-                     _verdict_style(ln.verdict), ln.counterexample or "—", bound,
+                     verdict_text(ln.verdict), ln.counterexample or "—", bound,
                      fmt_num(ln.exact_epsilon, 4), f"{ln.seconds:.1f}"])
     mode = "quick" if result.quick else "full"
     state = ", interrupted: what finished is shown" if result.interrupted else ""
     title = (f"privet suite ({mode}, engines {', '.join(result.engines)}, "
              f"{result.seconds:.0f} s{state}); --json or --html for every engine's result")
-    return table(title, ["mechanism", "claim", "known ε", "verdict", "counterexample",
-                         "certified ε ≥", "exact ε", "s"], body)
+    return table(title, [Col("mechanism", style="bold"), Col("claim", "right"),
+                         Col("known ε", "right"), Col("verdict", floor=24),
+                         Col("counterexample", spill=True, floor=24),
+                         Col("certified ε ≥", "right"), Col("exact ε", "right"),
+                         Col("s", "right")], body)
 
 
-def suite_rows_table(rows: Sequence[Any]) -> Table:
+def suite_rows_table(rows: Sequence[Any]) -> Fit:
     """One line per (mechanism, engine); the figure's meaning depends on the engine."""
     body = []
     for r in rows:
-        fig = r.figure
-        shown = f"{fig:,.0f}" if r.engine == "sample" and fig is not None else fmt_num(fig, 3)
         body.append([r.mechanism, r.engine, fmt_num(r.claimed_epsilon, 3),
-                     fmt_num(r.true_epsilon, 3), f"{FIGURE_NAMES.get(r.engine, '')} {shown}",
+                     fmt_num(r.true_epsilon, 3), figure_text(r),
                      r.verdict, f"{r.seconds:.2f}" if r.seconds is not None else "—"])
     return table("privet suite, per engine", ["mechanism", "engine", "claimed", "known",
                                               "figure", "verdict", "s"], body)

@@ -8,62 +8,57 @@ from typing import Any
 
 from .. import cli_support as flags
 from ..core.results import Bound, PufferfishVerdict
-from . import emit
+from ..core.text import fmt_value
+from . import Fit, emit, fmt_num, kv, show_progress, verdict_text
 from .html import add_html_option
+from .options import add_common_options
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, Fraction):
-        return f"{v} (~{float(v):.6g})"
-    return str(v)
+    """An exact probability or ratio: ``2/3 (≈ 0.6667)``; integers and floats as numbers."""
+    if isinstance(v, Fraction) and v.denominator != 1:
+        return f"{fmt_num(v)} (≈ {fmt_num(float(v))})"
+    return fmt_num(v, 6)
 
 
-def render(v: PufferfishVerdict) -> Any:
-    """A rich table for a verdict."""
-    from rich.table import Table
-
-    colour = {"verified": "green", "violated": "red"}.get(v.status, "yellow")
-    t = Table(title=f"pufferfish: {v.scenario}", show_header=False)
-    t.add_column("field", style="bold")
-    t.add_column("value")
-    t.add_row("verdict", f"[{colour}]{v.describe()}[/{colour}]")
-    t.add_row("epsilon", f"{v.epsilon_text} (= {v.epsilon:.6g})")
-    t.add_row("lengths checked", f"1..{v.k}" if v.status != "unknown"
-              else f"verified up to {v.details.get('verified_up_to', 0)}, unknown at {v.k}")
+def render(v: PufferfishVerdict) -> Fit:
+    """A field/value table for a verdict."""
+    rows: list[list[Any]] = [["verdict", verdict_text(v.describe())],
+                             ["ε", f"{v.epsilon_text} (= {fmt_num(v.epsilon, 6)})"],
+                             ["lengths checked", f"1 to {v.k}" if v.status != "unknown" else
+                              f"verified up to {v.details.get('verified_up_to', 0)}, "
+                              f"unknown at {v.k}"]]
     if v.status == "violated":
-        t.add_row("counterexample", " ".join(map(str, v.counterexample or ())))
-        t.add_row("secret pair", f"{v.pair[0]}  vs  {v.pair[1]}")
+        rows.append(["observation sequence",
+                     " ".join(fmt_value(o) for o in v.counterexample or ())])
+        rows.append(["secret pair", " vs ".join(str(s) for s in v.pair or ())])
         if v.parameters:
-            t.add_row("parameters", ", ".join(f"{k} = {_fmt(x)}" for k, x in
-                                              v.parameters.items()))
+            rows.append(["parameters", ", ".join(f"{k} = {_fmt(x)}" for k, x in
+                                                 v.parameters.items())])
         if v.probabilities:
-            t.add_row("probabilities", f"{_fmt(v.probabilities[0])}  vs  "
-                                       f"{_fmt(v.probabilities[1])}")
-        t.add_row("ratio", _fmt(v.ratio))
-    if "max_ratio" in v.details and v.details["max_ratio"] is not None:
-        t.add_row("largest ratio at this length", _fmt(v.details["max_ratio"]))
+            rows.append(["probabilities", f"{_fmt(v.probabilities[0])} vs "
+                                          f"{_fmt(v.probabilities[1])}"])
+        rows.append(["ratio", _fmt(v.ratio)])
+    if v.details.get("max_ratio") is not None:
+        rows.append(["largest ratio at this length", _fmt(v.details["max_ratio"])])
     sym = v.details.get("symmetry")
     if sym:
-        t.add_row("symmetry", f"{sym['pairs']:,} pairs checked as {sym['orbits']:,} orbit "
-                              f"representatives ({sym['generators']} verified generator(s))")
-    t.add_row("solver", v.solver)
-    t.add_row("time", f"{v.seconds:.2f} s" if v.seconds is not None else "-")
-    return t
+        rows.append(["symmetry", f"{sym['pairs']:,} pairs checked as {sym['orbits']:,} orbit "
+                                 f"representatives ({sym['generators']} verified "
+                                 "generator(s))"])
+    rows.append(["solver", v.solver])
+    rows.append(["time", f"{v.seconds:.2f} s" if v.seconds is not None else "—"])
+    return kv(f"pufferfish: {v.scenario}", rows)
 
 
-def render_bound(b: Bound) -> Any:
-    from rich.table import Table
-
-    t = Table(title=f"pufferfish bound: {b.mechanism}", show_header=False)
-    t.add_column("field", style="bold")
-    t.add_column("value")
+def render_bound(b: Bound) -> Fit:
     d = b.details
-    t.add_row("lower bound", f"epsilon >= {b.value:g} (violated, exact); "
-                             f"{d.get('upper'):g}-DP verified at length {d.get('k')}")
-    t.add_row("bracket", f"{d.get('bracket')} from {d.get('bracket_source')}")
-    t.add_row("checks", str(len(d.get("checks", []))))
-    t.add_row("time", f"{b.seconds:.2f} s")
-    return t
+    return kv(f"pufferfish bound: {b.mechanism}", [
+        ["lower bound", f"ε ≥ {fmt_num(b.value)} (violated, exact); "
+                        f"{fmt_num(d.get('upper'))}-DP verified at length {d.get('k')}"],
+        ["bracket", f"{d.get('bracket')} from {d.get('bracket_source')}"],
+        ["checks", str(len(d.get("checks", [])))],
+        ["time", f"{b.seconds:.2f} s"]])
 
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
@@ -79,25 +74,29 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--length", type=flags.count("the input length", 1, 10_000), default=None,
                    help="input length of a mechanism whose domain leaves it open")
     p.add_argument("--epsilon", type=flags.epsilon_text, default=None,
-                   help="budget, e.g. 0.7 or 'ln(2)'")
+                   help="test ε: the privacy budget checked, e.g. 0.7 or 'ln(2)' (default: "
+                        "the scenario's, or the mechanism's claimed ε)")
     p.add_argument("--k-max", type=flags.count("the sequence length", 1, 10**6), default=None,
-                   help="longest observation sequence (at most 200)")
+                   help="longest observation sequence to check (default: the scenario's)")
     p.add_argument("--timeout", type=flags.real("the timeout", 0, 1e6, low_open=True),
-                   default=60.0, help="solver seconds per length")
-    p.add_argument("--method", choices=("auto", "exact", "smt"), default="auto")
+                   default=60.0, help="solver seconds per sequence length (default 60)")
+    p.add_argument("--method", choices=("auto", "exact", "smt"), default="auto",
+                   help="exact forward evaluation (fixed numeric parameters) or the SMT "
+                        "solver (symbolic priors); auto picks (default)")
     p.add_argument("--no-symmetry", action="store_true",
                    help="SMT path: check every pair, not one per orbit of the model's "
                         "verified symmetries")
     p.add_argument("--bound", action="store_true",
                    help="Algorithm 4: lower bound on epsilon by bracket + binary search")
     p.add_argument("--precision", type=flags.real("the precision", 0, 1e3, low_open=True),
-                   default=0.001)
+                   default=0.001,
+                   help="with --bound: stop the binary search when the bracket on ε is "
+                        "this narrow (default 0.001)")
     p.add_argument("--allow-code", action="store_true",
                    help="let a spec's 'mechanism: FILE.py:NAME' (or MODULE:NAME) import and run "
                         "that code; without it a spec is data and never runs code")
-    if "--json" not in p._option_string_actions:
-        p.add_argument("--json", action="store_true", help="print JSON")
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
 
@@ -119,7 +118,6 @@ def _resolve(spec: str) -> Any:
 def run_cli(args: argparse.Namespace) -> int:
     """Run the subcommand; exit 0 verified/bound, 1 violated, 3 unknown."""
 
-    from .. import pufferfish as _pf  # noqa: F401  (registers the callable module)
     from ..pufferfish import as_scenario, pufferfish
 
     spec = getattr(args, "spec", None) or getattr(args, "target", None)
@@ -138,7 +136,7 @@ def run_cli(args: argparse.Namespace) -> int:
         emit(args, b, render_bound)
         return 0
     v = pufferfish(target, args.epsilon, inputs=inputs, k_max=args.k_max, timeout=args.timeout,
-                   method=args.method, progress=not getattr(args, "json", False),
+                   method=args.method, progress=show_progress(args),
                    symmetry="none" if getattr(args, "no_symmetry", False) else "auto",
                    allow_code=allow_code)
     emit(args, v, render)

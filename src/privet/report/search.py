@@ -7,52 +7,51 @@ import argparse
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 
 from .. import cli_support as flags
 from ..core.results import Bound
-from . import emit, fmt_claim, fmt_num, fmt_vec, table
+from . import Col, Fit, emit, fmt_claim, fmt_num, fmt_vec, kv, show_progress, table, verdict_text
 from .html import add_html_option
+from .options import add_common_options
 
 __all__ = ["add_cli", "render", "run_cli", "summary_table", "trace_table"]
 
 
-def summary_table(b: Bound) -> Table:
-    """The bound, the verdict and the witness (x, x', Phi, counts or probabilities)."""
-    rows: list[list[str]] = [
+def summary_table(b: Bound) -> Fit:
+    """The bound, the verdict and the witness (D1, D2, event E, counts or probabilities)."""
+    rows: list[list[Any]] = [
         ["mechanism", b.mechanism],
         ["claimed", fmt_claim(b.claim, b.claimed_epsilon)],
+        *([["test ε", fmt_num(b.test_epsilon)]] if b.test_epsilon is not None else []),
         ["certified bound", f"ε ≥ {fmt_num(b.value)}" + (" (exact)" if b.exact else
                                                       f" with confidence {b.confidence:g}")],
-        ["verdict", str(b.details.get("verdict", ""))],
+        ["verdict", verdict_text(b.describe())],
         ["search", f"{b.details.get('optimizer', b.method)}, "
                    f"{b.details.get('iterations', '?')} iteration(s)"],
     ]
     w = b.witness
     if w is not None:
-        rows += [["x", fmt_vec(w.d1)], ["x′", fmt_vec(w.d2)], ["Φ", w.event],
-                 ["search estimate ε̂", fmt_num(b.details.get("search_estimate"))],
+        rows += [["D1", fmt_vec(w.d1)], ["D2", fmt_vec(w.d2)], ["event E", w.event],
+                 ["search estimate of ε", fmt_num(b.details.get("search_estimate"))],
                  ["confirmation", str(w.details.get("method", ""))]]
         if w.probabilities is not None:
-            rows.append(["P[M(x)∈Φ], P[M(x′)∈Φ]",
+            rows.append(["P[M(D1) ∈ E], P[M(D2) ∈ E]",
                          ", ".join(fmt_num(p) for p in w.probabilities)])
         if w.counts is not None:
-            rows.append(["counts in Φ (fresh sample)",
-                         f"{w.counts[0]:,} / {w.counts[1]:,} of {w.n[0]:,} each"])
+            rows.append(["counts in E (fresh samples)",
+                         f"{w.counts[0]:,} vs {w.counts[1]:,} of {w.n[0]:,} each"])
     base = b.details.get("baseline")
     if isinstance(base, Bound):
         rows.append(["random-search baseline", f"ε ≥ {fmt_num(base.value)} (same iterations)"])
     if b.seconds is not None:
         rows.append(["time", f"{b.seconds:.1f} s"])
-    t = table(f"privet search: {b.mechanism}", ["", ""], rows)
-    t.show_header = False
-    return t
+    return kv(f"privet search: {b.mechanism}", rows)
 
 
 ATTACK_SHOWN = 5  # screened pairs shown besides the finalists
 
 
-def attack_table(trace: list[dict]) -> Table:
+def attack_table(trace: list[dict]) -> Fit:
     """The classifier attack's search: the best screened pairs (held-out estimate of the
     projected bound) and the finalists (value on their selection sample)."""
     screened = sorted((r for r in trace if r.get("stage") != "select"),
@@ -70,7 +69,7 @@ def attack_table(trace: list[dict]) -> Table:
                  rows)
 
 
-def trace_table(b: Bound) -> Table:
+def trace_table(b: Bound) -> Fit:
     """One row per DP-Finder iteration: start estimate, surrogate, estimate after search."""
     if any("stage" in r for r in b.details.get("trace", [])):
         return attack_table(b.details["trace"])
@@ -80,8 +79,12 @@ def trace_table(b: Bound) -> Table:
                      fmt_num(r.get("surrogate")), fmt_num(r.get("estimate")),
                      f"{r.get('n', 0):,}", str(r.get("evaluations", "")),
                      f"{r.get('seconds', 0):.2f}", str(r.get("event", ""))])
-    return table("iterations", ["#", "status", "ε̂ start", "ε̂ᵈ", "ε̂ after", "n", "evals",
-                                "s", "Φ"], rows)
+    return table("iterations (ε estimated at the start, on the smooth surrogate, after the "
+                 "search)", [Col("#", "right"), Col("status", floor=10),
+                             Col("ε start", "right"), Col("ε smooth", "right"),
+                             Col("ε after", "right"), Col("n", "right"),
+                             Col("evals", "right"), Col("s", "right"),
+                             Col("event E", spill=True)], rows)
 
 
 def render(b: Bound) -> Group:
@@ -106,8 +109,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--n-confirm", type=flags.count("the number of samples"), default=None,
                    help="fresh samples for the confirmation (default: chosen from p)")
     p.add_argument("--epsilon", type=flags.epsilon, default=None,
-                   help="override the claimed ε (an (ε, δ) or zCDP claim: the ε at which δ "
-                        "is certified)")
+                   help="test ε: the certified bound is compared with it for the verdict and "
+                        "the exit code (default: the claimed ε; an (ε, δ) or zCDP claim: the "
+                        "ε at which δ is certified)")
+    p.add_argument("--claimed", type=flags.epsilon, default=None,
+                   help="run the mechanism with this claimed ε instead of its own")
     p.add_argument("--delta", type=flags.real("delta", 0.0, 1.0, low_open=True,
                                               high_open=True), default=None,
                    help="certify ε at this δ, and the whole lower curve ε(δ) (default: the "
@@ -122,47 +128,43 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                    help="samples per input of each candidate pair (black boxes: the "
                         "attack's screening sample; white boxes: the estimate's cap)")
     flags.add_target_options(p)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--seed", type=flags.seed, default=None, help="seed (replays a run)")
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    """Run ``privet search``; exit 1 when the certified bound exceeds the claimed epsilon."""
+    """Run ``privet search``; exit 1 when the certified bound exceeds the test ε (default:
+    the claimed ε)."""
     from ..cli_support import load_target
     from ..search import search
 
-    # --epsilon is the claim of a plain function (needed to wrap it); a mechanism keeps its
-    # claim until the pure/approximate choice below
-    mech = load_target(args.target, epsilon=getattr(args, "epsilon", None), wrap_only=True,
+    mech = load_target(args.target, epsilon=getattr(args, "claimed", None),
                        calling=getattr(args, "calling", None),
                        neighbors=getattr(args, "neighbors", None),
                        domain=getattr(args, "domain", None), length=getattr(args, "length", None))
-    as_json = bool(getattr(args, "json", False))
     extra = {"n_cap": args.n_cap} if getattr(args, "n_cap", None) else {}
     claim = mech.claim
     if getattr(args, "delta", None) is not None or (claim is not None and claim.kind != "pure"):
         from .approx import plot_profile, render_certified
 
-        result = search(mech, confidence=getattr(args, "confidence", 0.9),
-                        seed=getattr(args, "seed", None), progress=not as_json,
+        result = search(mech, getattr(args, "epsilon", None),
+                        confidence=getattr(args, "confidence", 0.9),
+                        seed=getattr(args, "seed", None), progress=show_progress(args),
                         executor=getattr(args, "executor", None),
-                        epsilon=getattr(args, "epsilon", None),
                         delta=getattr(args, "delta", None),
                         n_max=getattr(args, "n_max", 400_000_000))
         if getattr(args, "plot", None):
             plot_profile(result, args.plot)
         emit(args, result, render_certified)
         return 1 if result.violates else 0
-    if getattr(args, "epsilon", None) is not None:
-        mech = mech.replace(epsilon=args.epsilon)
-    result = search(mech, iterations=getattr(args, "iterations", 10),
+    result = search(mech, getattr(args, "epsilon", None),
+                    iterations=getattr(args, "iterations", 10),
                     confidence=getattr(args, "confidence", 0.9),
                     method=getattr(args, "method", "auto"),
                     n_confirm=getattr(args, "n_confirm", None),
-                    seed=getattr(args, "seed", None), progress=not as_json,
+                    seed=getattr(args, "seed", None), progress=show_progress(args),
                     baseline=bool(getattr(args, "baseline", False)),
                     executor=getattr(args, "executor", None), **extra)
     emit(args, result, render)

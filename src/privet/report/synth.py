@@ -12,13 +12,13 @@ import argparse
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from .. import cli_support as flags
 from ..core.results import SynthResult
-from . import emit
+from . import Col, Fit, emit, fmt_num, fmt_vec, show_progress, table, verdict_text
 from .html import add_html_option
+from .options import add_common_options
 
 
 def _t(seconds: float | None) -> str:
@@ -27,70 +27,60 @@ def _t(seconds: float | None) -> str:
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
-def completions_table(result: SynthResult, limit: int | None = None) -> Table:
+def completions_table(result: SynthResult, limit: int | None = None) -> Fit:
     """Rank, expressions, verdict and the ranking evidence of each checked completion."""
-    t = Table(title=f"completions of {result.sketch} (target ε = {result.epsilon:g})",
-              title_justify="left")
-    t.add_column("rank", justify="right")
-    t.add_column("prelim.", justify="right")
-    for h in result.holes:
-        t.add_column(str(h))
-    t.add_column("verdict")
-    t.add_column("violated ex.", justify="right")
-    t.add_column("loss/ε", justify="right")
-    t.add_column("noise Σ", justify="right")
     textbook = {tuple(x) for x in result.textbook}
-    rows = result.completions[:limit] if limit else result.completions
-    for c in rows:
+    shown = result.completions[:limit] if limit else result.completions
+    rows, styles = [], []
+    for c in shown:
         mark = " ★" if tuple(c.exprs) in textbook else ""
-        style = None if c.passed else "dim"
-        t.add_row(str(c.rank) if c.rank else "✗", str(c.preliminary_rank),
-                  *[str(e) for e in c.exprs[:-1]], f"{c.exprs[-1]}{mark}", c.verdict,
-                  str(c.violations), f"{c.tightness:.2f}", f"{c.magnitude:.3g}", style=style)
-    return t
+        rows.append([str(c.rank) if c.rank else "✗", str(c.preliminary_rank),
+                     *[str(e) for e in c.exprs[:-1]], f"{c.exprs[-1]}{mark}",
+                     verdict_text(c.verdict), str(c.violations), f"{c.tightness:.2f}",
+                     fmt_num(c.magnitude, 3)])
+        styles.append(None if c.passed else "dim")
+    cols = [Col("rank", "right"), Col("prelim.", "right"), *[Col(str(h)) for h in result.holes],
+            Col("verdict", floor=20), Col("est. violations", "right"),
+            Col("loss/ε", "right"), Col("noise Σ", "right")]
+    notes = ["★ the textbook answer. est. violations: examples whose estimated privacy loss "
+             "exceeded e^ε while ranking; the verdict is the final check on fresh samples."]
+    return table(f"completions of {result.sketch} (target ε = {fmt_num(result.epsilon)})",
+                 cols, rows, row_styles=styles, notes=notes)
 
 
-def times_table(result: SynthResult) -> Table:
-    t = Table(title="phases", title_justify="left")
-    for col in ("init", "opti", "enum", "verify", "total"):
-        t.add_column(col, justify="right")
-    t.add_row(*[_t(result.times.get(k)) for k in ("init", "opti", "enum", "verify", "total")])
-    return t
+def times_table(result: SynthResult) -> Fit:
+    keys = ("init", "opti", "enum", "verify", "total")
+    return table("phases", [Col(k, "right") for k in keys],
+                 [[_t(result.times.get(k)) for k in keys]])
 
 
-def region_table(result: SynthResult) -> Table:
+def region_table(result: SynthResult) -> Fit:
     r = result.region
-    t = Table(title=f"noise region at γ (target loss e^ε = {r.get('target_loss', 0):.3g}, "
-              f"{r.get('evaluations', 0)} evaluations)", title_justify="left")
-    t.add_column("support")
-    t.add_column("best c")
-    t.add_column("max L", justify="right")
-    t.add_column("objective", justify="right")
-    for s in r.get("supports", []):
-        t.add_row("(" + ", ".join(s["support"]) + ")",
-                  "(" + ", ".join("⊥" if v == 0 else f"{v:.3g}" for v in s["best"]) + ")",
-                  f"{s['max_loss']:.3g}", f"{s['objective']:.3g}")
+    rows = [["(" + ", ".join(s["support"]) + ")",
+             "(" + ", ".join("⊥" if v == 0 else fmt_num(v, 3) for v in s["best"]) + ")",
+             fmt_num(s["max_loss"], 3), fmt_num(s["objective"], 3)]
+            for s in r.get("supports", [])]
     boundary = r.get("boundary") or []
-    if boundary:
-        t.caption = (f"{len(boundary)} boundary points (max L = e^ε): " + ", ".join(
-            "(" + ", ".join("⊥" if v == 0 else f"{v:.3g}" for v in p) + ")"
-            for p in boundary))
-    return t
+    notes = [f"{len(boundary)} boundary points (max L = e^ε): " + ", ".join(
+        "(" + ", ".join("⊥" if v == 0 else fmt_num(v, 3) for v in p) + ")"
+        for p in boundary)] if boundary else []
+    return table(f"noise region at γ (target loss e^ε = {fmt_num(r.get('target_loss', 0), 3)}, "
+                 f"{r.get('evaluations', 0)} evaluations)",
+                 ["support", "best c", Col("max L", "right"), Col("objective", "right")], rows,
+                 notes=notes)
 
 
-def rejected_table(result: SynthResult) -> Table:
-    t = Table(title="best candidates and the counterexamples that rejected them",
-              title_justify="left")
-    t.add_column("candidate")
-    t.add_column("verdict")
-    t.add_column("counterexample")
+def rejected_table(result: SynthResult) -> Fit:
+    rows = []
     for c in result.completions:
         if c.passed:
             continue
         cx = c.counterexample
-        where = (f"d1={list(cx.d1)}, d2={list(cx.d2)}, E: {cx.event}" if cx else "-")
-        t.add_row(c.describe(), c.verdict, where)
-    return t
+        where = (f"D1 = {fmt_vec(cx.d1, short=True)}, D2 = {fmt_vec(cx.d2, short=True)}, "
+                 f"E: {cx.event}" if cx else "—")
+        rows.append([c.describe(), verdict_text(c.verdict), where])
+    return table("best candidates and the counterexamples that rejected them",
+                 ["candidate", Col("verdict", floor=20), Col("counterexample", floor=20)], rows)
 
 
 def render(result: SynthResult) -> Any:
@@ -107,9 +97,12 @@ def render(result: SynthResult) -> Any:
     parts.append(head)
     if result.textbook:
         tb = ", ".join("(" + ", ".join(t) + ")" for t in result.textbook)
-        rk = result.textbook_rank if result.textbook_rank is not None else "not found"
-        parts.append(Text(f"textbook {tb}: rank {rk} (preliminary "
-                          f"{result.textbook_preliminary_rank})"))
+        if result.textbook_rank is not None:
+            where = f"rank {result.textbook_rank} (preliminary " \
+                    f"{result.textbook_preliminary_rank})"
+        else:
+            where = "not among the passing completions"
+        parts.append(Text(f"textbook {tb}: {where}"))
     verified = result.details.get("verified")
     parts.append(Text(f"{result.n_candidates} of {result.grammar_size} grammar vectors in the "
                       f"region's neighborhood; {len(result.examples)} examples"
@@ -134,30 +127,27 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         "synth", help="synthesize the noise of a mechanism sketch (KOLAHAL)",
         description="Fill the holes of a sketch with noise expressions and rank the "
                     "completions. TARGET is a library sketch (e.g. kolahal.svt) or "
-                    "MODULE:NAME / path/to/file.py:NAME of a @privet.synth.sketch.")
+                    "MODULE:NAME / path/to/file.py:NAME of a sketch (from privet.synth "
+                    "import sketch).")
     p.add_argument("target", help="kolahal.<name>, textbook.<name>, MODULE:SKETCH or "
                                   "path/file.py:SKETCH")
     p.add_argument("--epsilon", type=flags.epsilon, default=None,
-                   help="target ε (default: γ(ε))")
+                   help="test ε: the ε the completed mechanism must satisfy (default: the "
+                        "ε the sketch declares)")
     p.add_argument("--top", type=flags.count("the number of candidates", 1, 10_000),
                    default=None,
                    help="verify at least this many candidates (default 5 x #holes; the "
                         "top tightness/magnitude band may add more)")
-    p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto")
+    p.add_argument("--tester", choices=("auto", "internal", "detect"), default="auto",
+                   help="how candidates are tested: privet's small internal tester, "
+                        "privet.detect, or auto (internal while searching, detect for the "
+                        "final check; default)")
     p.add_argument("--baseline", action="store_true",
                    help="also run the noopt baseline (rank the whole grammar)")
-    if not _has(p, "--json"):
-        p.add_argument("--json", action="store_true", help="print the result as JSON")
-    if not _has(p, "--seed"):
-        p.add_argument("--seed", type=flags.seed, default=0)
-    p.add_argument("--no-progress", action="store_true")
     add_html_option(p)
+    add_common_options(p)
     p.set_defaults(run=run_cli)
     return p
-
-
-def _has(parser: argparse.ArgumentParser, flag: str) -> bool:
-    return any(flag in a.option_strings for a in parser._actions)
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -168,7 +158,7 @@ def run_cli(args: argparse.Namespace) -> int:
     seed = getattr(args, "seed", None)
     result = synth(sk, args.epsilon, top=args.top, tester=args.tester,
                    seed=0 if seed is None else seed, baseline=args.baseline,
-                   progress=not getattr(args, "no_progress", False) and not args.json,
+                   progress=show_progress(args),
                    executor=getattr(args, "executor", None))
     emit(args, result, render)
     return 0 if result.status == "found" else 1

@@ -21,6 +21,7 @@ pieces; ``privet.search`` itself is the function :func:`search`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import math
 import time
@@ -29,17 +30,19 @@ from typing import Any
 
 import numpy as np
 
-from .._engine import make_callable
 from ..core.errors import (
     GridTooLargeError,
     InputError,
     NotEnumerableError,
     ParameterError,
+    check_epsilon,
 )
 from ..core.events import Event, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.noise import Sampler
 from ..core.results import Bound, CertifiedProfile, Counterexample
+from ..core.seeds import SeedLike, as_seed, seed_sequence
+from ..core.text import fmt_num
 from ..execution import Borrowed, InProcess, get_executor, map_reduce
 from ..stats.counts import two_sample_counts
 from ..stats.intervals import (
@@ -104,7 +107,7 @@ def _exact_probabilities(mech: Mechanism, x, x2, event: Event, args) -> tuple | 
 
 def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | None = None,
             n: int = 1_000_000, confidence: float = 0.9,
-            seed: int | np.random.SeedSequence | None = None, certify: str = "paired",
+            seed: SeedLike = None, certify: str = "paired",
             executor: Any = None) -> dict:
     """The violation of one triple, confirmed.
 
@@ -138,7 +141,7 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
                 value = float(mech.epsilon)  # float round-off, not a violation
         return {"value": value, "exact": True, "method": "exact enumeration",
                 "probabilities": (p1, p2), "unbounded": False, "n": None}
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    ss = seed_sequence(seed)
     if certify not in ("paired", "marginal"):
         raise ParameterError(f"certify must be 'paired' or 'marginal', got {certify!r}.")
     if certify == "paired" and mech.supports("replay"):
@@ -540,7 +543,7 @@ def _progress(enabled: bool, total: int, label: str):
 
 
 def random_search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
-                  n_confirm: int | None = N_CONFIRM, seed: int | None = None,
+                  n_confirm: int | None = N_CONFIRM, seed: SeedLike = None,
                   args: Mapping[str, Any] | None = None, **options: Any) -> Bound:
     """The baseline of Fig. 12: the same number of random triples, estimated the same way,
     no optimization; the best is confirmed like :func:`search`'s."""
@@ -548,12 +551,12 @@ def random_search(mechanism: Any, *, iterations: int = 10, confidence: float = 0
                   n_confirm=n_confirm, seed=seed, args=args, method="random", **options)
 
 
-def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
+def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10,
+           confidence: float = 0.9,
            method: str = "auto", start: tuple | None = None, n_confirm: int | None = N_CONFIRM,
-           seed: int | None = None, progress: bool = False, baseline: bool = False,
+           seed: SeedLike = None, progress: bool = False, baseline: bool = False,
            args: Mapping[str, Any] | None = None, executor: Any = None,
-           epsilon: float | None = None, delta: float | None = None,
-           **options: Any) -> Bound | CertifiedProfile:
+           delta: float | None = None, **options: Any) -> Bound | CertifiedProfile:
     """Search for the largest violation of differential privacy and certify it.
 
     Returns a :class:`~privet.core.results.Bound`: "eps >= ``value`` with confidence
@@ -563,6 +566,12 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
     search's own estimate, ``unbounded`` (the event never occurred under x' in the fresh
     sample: the certified bound grows with the sample size), and with ``baseline=True`` the
     random-search baseline of Fig. 12 (same number of iterations) as a nested Bound.
+
+    ``epsilon`` is the test ε: the bound is compared with it for the verdict (default: the
+    claimed ε; for an (ε, δ) claim, the ε at which δ is certified); the mechanism always
+    runs with its own claimed ε (``mech.replace(epsilon=...)`` changes it). ``seed``: an
+    int, a numpy
+    Generator or SeedSequence, or None (fresh; the Bound records the int that replays it).
 
     ``n_confirm``: the fresh confirmation sample; None picks it from the search's estimate
     of p (about 100,000 expected events, 1e6 to 4e6 samples; 200,000 for black boxes).
@@ -613,12 +622,10 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
         return certify_profile(mech0, epsilon=epsilon, delta=delta, confidence=confidence,
                                args=args, seed=seed, progress=progress, executor=executor,
                                **allowed)
-    if epsilon is not None:
-        mechanism = mech0.replace(epsilon=epsilon)
     if executor is not None and not isinstance(executor, Borrowed):
         ex = get_executor(executor)
         try:
-            return search(mechanism, iterations=iterations, confidence=confidence,
+            return search(mechanism, epsilon, iterations=iterations, confidence=confidence,
                           method=method, start=start, n_confirm=n_confirm, seed=seed,
                           progress=progress, baseline=baseline, args=args, executor=Borrowed(ex),
                           **options)
@@ -627,11 +634,14 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
                 ex.close()
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)
+    test_eps = check_epsilon(epsilon, "the test ε") if epsilon is not None else None
+    compared = test_eps if test_eps is not None else mech.epsilon
     resolved = mech.resolve_args(args)
     random_only = method == "random"
     opts = _options(mech, iterations, confidence, "auto" if random_only else method,
                     n_confirm, dict(options))
     starting = _check_start(mech, start) if start is not None else None
+    seed = as_seed(seed)  # recorded in the Bound: a run with seed=None replays too
     root = np.random.SeedSequence(seed)
     it_seeds, confirm_seed, base_seed = root.spawn(3)
     if not mech.supports("replay"):
@@ -639,8 +649,9 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
 
         if method == "slsqp":
             refuse_slsqp(mech)
-        return search_blackbox(mech, resolved, opts, iterations, n_confirm, root, seed,
-                               starting, progress, t0, executor)
+        return dataclasses.replace(
+            search_blackbox(mech, resolved, opts, iterations, n_confirm, root, seed, starting,
+                            progress, t0, executor, compared), test_epsilon=test_eps)
     if not random_only:
         opts["gradient"] = _wants_gradient(mech, resolved, opts, it_seeds)
     seeds = it_seeds.spawn(int(iterations))
@@ -687,7 +698,8 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
             details["search_estimate"] = best["estimate"]
         bound = Bound(mechanism=mech.name, value=0.0, confidence=float(confidence),
                       method="dpfinder" if not random_only else "random search",
-                      claimed_epsilon=mech.epsilon, seed=seed, claim=mech.describe_claim(),
+                      claimed_epsilon=mech.epsilon, seed=seed, test_epsilon=test_eps,
+                      claim=mech.describe_claim(),
                       seconds=time.perf_counter() - t0,
                       details={**details, "verdict": verdict})
     else:
@@ -698,13 +710,15 @@ def search(mechanism: Any, *, iterations: int = 10, confidence: float = 0.9,
         value = max(conf["value"], 0.0)
         details.update(search_estimate=best["estimate"], unbounded=conf["unbounded"],
                        confirmation=conf["method"], n_confirm=conf.get("n"),
-                       verdict=_verdict(value, conf, mech.epsilon, confidence))
+                       verdict=_verdict(value, conf, compared, confidence,
+                                        test=test_eps is not None))
         bound = Bound(mechanism=mech.name, value=value,
                       confidence=1.0 if conf["exact"] else float(confidence),
                       method="random search" if random_only else "dpfinder",
                       exact=conf["exact"],
                       witness=_witness(mech, best, conf, resolved, confidence, seed),
-                      claimed_epsilon=mech.epsilon, seed=seed, claim=mech.describe_claim(),
+                      claimed_epsilon=mech.epsilon, seed=seed, test_epsilon=test_eps,
+                      claim=mech.describe_claim(),
                       seconds=time.perf_counter() - t0, details=details)
     if baseline and not random_only and not details["interrupted"]:
         base = search(mech, iterations=iterations, confidence=confidence, n_confirm=n_confirm,
@@ -726,18 +740,24 @@ def _confirm_size(n_confirm: int | None, p1: float) -> int:
     return int(min(max(want, lo), hi))
 
 
-def _verdict(value: float, conf: dict, claimed: float | None, confidence: float) -> str:
-    how = "exactly" if conf["exact"] else f"with confidence {confidence:g}"
+def _verdict(value: float, conf: dict, claimed: float | None, confidence: float,
+             test: bool = False) -> str:
+    """The verdict in the words of the table in :mod:`privet.core.results`, then the bound;
+    ``claimed`` is the ε compared with (the test ε when ``test``)."""
+    how = "exact" if conf["exact"] else f"{confidence:.0%} confidence"
     if math.isinf(value):
-        text = f"ε = ∞ ({how}: the event is impossible under x′)"
+        bound = f"ε = ∞ ({how}: the event is impossible under D2)"
     elif conf.get("unbounded"):
-        text = (f"ε ≥ {value:.4g} {how}; the event never occurred under x′ in "
-                f"{conf['n']:,} samples, so the bound grows with n (looks unbounded)")
+        bound = (f"ε ≥ {fmt_num(value)} ({how}); the event never occurred under D2 in "
+                 f"{conf['n']:,} samples, so the bound grows with n (looks unbounded)")
     else:
-        text = f"ε ≥ {value:.4g} {how}"
-    if claimed is not None:
-        text += "; violation found" if value > claimed else "; no violation found"
-    return text
+        bound = f"ε ≥ {fmt_num(value)} ({how})"
+    if claimed is None:
+        return bound
+    if value <= claimed:
+        which = "test" if test else "claimed"
+        return f"no violation found: {bound}, not above the {which} ε = {fmt_num(claimed)}"
+    return ("violation (exact): " if conf["exact"] else "violation certified: ") + bound
 
 
 def _wants_gradient(mech: Mechanism, args, opts: dict, ss: np.random.SeedSequence) -> bool:
@@ -753,4 +773,3 @@ def _wants_gradient(mech: Mechanism, args, opts: dict, ss: np.random.SeedSequenc
                                      check_input=False))
 
 
-make_callable(__name__)  # privet.search(...) calls search() once the package is bound

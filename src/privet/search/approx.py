@@ -36,6 +36,7 @@ from ..core.claims import Claim
 from ..core.errors import GridTooLargeError, NotEnumerableError, ParameterError
 from ..core.mechanism import Mechanism
 from ..core.results import CertifiedProfile, Counterexample
+from ..core.text import fmt_num
 from ..execution import get_executor
 from ..execution.progress import progress_bar
 from ..stats.approx import ProfileBound, simultaneous_bounds
@@ -125,10 +126,12 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
     claimed = (np.asarray(claim.epsilon_at(grid), dtype=float) if claim is not None
                else np.full(len(grid), np.inf))
     over = d_low > claimed_d + 1e-15 or bool(np.any(curve > claimed + 1e-12))
-    how = "exactly" if exact is not None else f"with confidence {conf:g}"
-    verdict = (f"δ({eps:.4g}) ≥ {d_low:.3g} {how} (claimed {claimed_d:.3g}); "
-               f"ε({dlt:.3g}) ≥ {e_low:.4g}; "
-               + ("violation found" if over else "no violation found"))
+    how = "exact" if exact is not None else f"{conf:.0%} confidence"
+    # the words of the table in privet.core.results, then the certified figures
+    word = ("violation (exact)" if exact is not None else "violation certified") if over \
+        else "no violation found"
+    verdict = (f"{word}: δ({fmt_num(eps)}) ≥ {fmt_num(d_low, 3)} ({how}; claimed "
+               f"{fmt_num(claimed_d, 3)}); ε({fmt_num(dlt, 3)}) ≥ {fmt_num(e_low)}")
     k = pb.best_event(epsilon=eps)
     witness = _witness(mech, cand, k, pb, counts, exact, eps, d_low, conf, seed)
     interrupted = bool(counts is not None and counts.interrupted)

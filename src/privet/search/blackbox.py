@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..attacks import Budget, certify, search_witness
-from ..core.errors import UnsupportedError
+from ..core.errors import UnsupportedError, advice
 from ..core.mechanism import Mechanism
 from ..core.results import Bound
 from ..stats.bounds import SHARE, SHARES, projected
@@ -53,13 +53,12 @@ def _sizes(mech: Mechanism) -> dict:
 
 
 def refuse_slsqp(mech: Mechanism) -> None:
+    method = advice("method='slsqp'", "--method slsqp")
+    auto = advice("use method='auto'", "leave --method at auto")
     raise UnsupportedError(
-        f"method='slsqp' needs correlated sampling (Replay), which the {mech.kind} mechanism "
-        f"{mech.name!r} cannot give; use method='auto' (classifier attacks on independent "
-        "samples) or write it against privet's noise API.",
-        cli=f"--method slsqp needs correlated sampling (Replay), which the {mech.kind} "
-            f"mechanism {mech.name!r} cannot give; leave --method at auto (classifier attacks "
-            "on independent samples) or write it against privet's noise API.",
+        f"{method} needs correlated sampling (Replay), which the {mech.kind} mechanism "
+        f"{mech.name!r} cannot give; {auto} (classifier attacks on independent samples) or "
+        "write it against privet's noise API."
     )
 
 
@@ -131,9 +130,10 @@ def plan_method(counts: tuple, n: int, size: int, confidence: float) -> tuple[st
 
 def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                     n_confirm: int | None, root: np.random.SeedSequence, seed: int | None,
-                    starting: tuple | None, progress: bool, t0: float, executor: Any = None
-                    ) -> Bound:
-    """The black-box search (module docstring): witness search, then the fresh certificate."""
+                    starting: tuple | None, progress: bool, t0: float, executor: Any = None,
+                    compared: float | None = None) -> Bound:
+    """The black-box search (module docstring): witness search, then the fresh certificate;
+    the verdict compares the bound with ``compared`` (the test epsilon, default the claim)."""
     from . import _verdict, _witness  # the witness and verdict of every search
 
     confidence = float(opts["confidence"])
@@ -170,7 +170,8 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
         "model": cand.model, "pattern": cand.pattern, "n_select": cand.n,
         "selection_counts": [sel[0] + sel[1], sel[0] + sel[2]], "projected": cand.value,
         "certificate": cert.method})
-    verdict = _verdict(value, conf, mech.epsilon, confidence)
+    compared = mech.epsilon if compared is None else compared
+    verdict = _verdict(value, conf, compared, confidence, test=compared != mech.epsilon)
     if cert.interrupted:
         verdict += f" (interrupted after {cert.n:,} of {size:,} fresh samples)"
     return Bound(mechanism=mech.name, value=value, confidence=confidence,

@@ -23,10 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from .._engine import make_callable
 from ..core.errors import PrivetError, check_epsilon
 from ..core.mechanism import Mechanism
-from ..core.results import Completion, Counterexample, SynthResult
+from ..core.results import (
+    Completion,
+    Counterexample,
+    SynthResult,
+    say_exact_violation,
+    say_found,
+    say_verified,
+)
+from ..core.seeds import SeedLike, as_seed
+from ..core.text import fmt_num, fmt_p
 from ..execution import Borrowed, get_executor
 from .examples import (
     Example,
@@ -68,7 +76,8 @@ def load_sketch(target: str) -> Sketch:
 
     obj = load_object(target)
     if not isinstance(obj, Sketch):
-        raise PrivetError(f"{target!r} is not a sketch; decorate it with @privet.synth.sketch.")
+        raise PrivetError(f"{target!r} is not a sketch; decorate it with @sketch(...) "
+                          "(from privet.synth import sketch).")
     return obj
 
 
@@ -100,16 +109,18 @@ def _spec(event) -> dict | None:
 
 
 def _verdict(v: Verification, eps: float) -> str:
+    """The verdict in the words of the table in :mod:`privet.core.results`."""
     if v.method == "exact":
         e = v.exact_epsilon
         if v.passed:
-            return f"verified: exact ε = {e:.4g} ≤ {eps:g} on the checked pairs"
-        return "violation: exact ε exceeds the target on the checked pairs"
+            return say_verified(eps, f"on the checked pairs (exact ε = {fmt_num(e)})")
+        return (say_exact_violation(e, eps) if e is not None else
+                "violation (exact): exact ε exceeds the target on the checked pairs")
     if v.passed:
-        return f"no violation found (p = {v.p_value:.3g})"
+        return f"no violation found ({fmt_p(v.p_value)})"
     if v.method == "examples":
-        return f"violation found at an example (p = {min(1.0, v.p_value):.3g}, corrected)"
-    return f"violation found (p = {v.p_value:.3g})"
+        return f"violation found at an example ({fmt_p(min(1.0, v.p_value))}, corrected)"
+    return say_found(v.p_value)
 
 
 def synth(
@@ -118,7 +129,7 @@ def synth(
     *,
     grammar: Grammar | None = None,
     top: int | None = None,
-    seed: int = 0,
+    seed: SeedLike = 0,
     n_select: int = 10_000,
     n_final: int = 20_000,
     m_region: int = 20_000,
@@ -172,12 +183,14 @@ def synth(
             if ex is not executor:
                 ex.close()
     t_start = time.perf_counter()
+    seed = as_seed(seed)  # an int (recorded in the result), whatever seed= was given
     if isinstance(sketch, str):
         sketch = load_sketch(sketch)
     if isinstance(sketch, Mechanism):
         raise PrivetError(
             f"{sketch.name!r} is a complete mechanism, not a sketch: mark the noise locations "
-            "with noise.hole(...) and decorate it with privet.synth.sketch."
+            "with noise.hole(...) and decorate it with @sketch(...) (from privet.synth "
+            "import sketch)."
         )
     if not isinstance(sketch, Sketch):
         raise PrivetError(f"privet.synth needs a sketch, got {type(sketch).__name__}.")
@@ -423,6 +436,3 @@ class _Bar:
     def close(self) -> None:
         if self.status is not None:
             self.status.stop()
-
-
-make_callable(__name__)  # privet.synth(...) calls synth(); privet.synth.sketch is the decorator
