@@ -183,3 +183,30 @@ def test_black_box_bounds_exceed_the_truth_no_more_often_than_the_confidence_all
     values = [privet.search(box, seed=s, iterations=20, n_cap=4096, n_select=1 << 16,
                             n_confirm=1 << 18).value for s in range(20)]
     assert sum(v > 0.1 for v in values) < 6
+
+
+def test_entries_above_their_medians_count_like_the_laplace_likelihood_ratio():
+    """Twenty entries of a + Lap(200): each entry's log-ratio between a = 1 and a = 0 is a
+    clipped linear term, a sign next to the scale, so the count of entries above their
+    medians orders outputs by the likelihood ratio; the sum does only far in its tails.
+    Counting: flags and infinities never count, and the statistic serializes."""
+    from privet.attacks.train import stat_scores
+
+    rows = np.array([[0.4, 2.0, -1.0, np.inf], [0.6, 3.0, 5.0, 1.0]])
+    above = Stat("above", flags=(-1.0,), centers=((0, 0.5), (1, 2.5), (2, -2.0), (3, 0.0)))
+    assert above(rows).tolist() == [0.0, 4.0]
+    assert score_from_spec(above.negated().spec())(rows).tolist() == [-0.0, -4.0]
+    assert "20 entries" in Stat("above", centers=tuple((j, 0.0) for j in range(20))).describe()
+    rng = np.random.default_rng(5)
+    a = 1.0 + rng.laplace(scale=200.0, size=(1 << 15, 20))
+    b = rng.laplace(scale=200.0, size=(1 << 15, 20))
+    stats = {s.stat: s for s in stat_scores(fit_features(np.r_[a[:4000], b[:4000]]))}
+    # the exact log-likelihood ratio is proportional to L = sum_j (2 clip(w_j, 0, 1) - 1),
+    # a sign per entry except on [0, 1] (probability ~ 1/400 per entry): corr(count, L) is
+    # ~ 0.99; for i.i.d. entries corr(sum, L) is the per-entry corr(w, sign w) =
+    # E|w| / sqrt(E w^2) = b / (sqrt(2) b) = 0.707. A correlation's standard error is
+    # ~ (1 - r^2) / sqrt(n) <= 0.003 at n = 2^15, so the margins below are >= 6 of them.
+    exact = np.sum(np.clip(a, 0.0, 1.0) * 2 - 1, axis=1)
+    r_above = np.corrcoef(stats["above"](a), exact)[0, 1]
+    r_sum = np.corrcoef(stats["sum"](a), exact)[0, 1]
+    assert r_above > 0.975 and r_sum < 0.725

@@ -264,7 +264,11 @@ STATS = ("entry", "sum", "count")
 class Stat(Score):
     """``sign * statistic``: ``entry`` (ω[coord]; sentinels read as their own infinities),
     ``sum`` (of the finite entries that are not flags), ``count`` (entries equal to
-    ``value``)."""
+    ``value``), ``above`` (entries above their pooled medians ``centers``, a tuple of
+    (column, median): the sign test's statistic -- for Laplace noise whose scale is large
+    next to the shift of every entry, each entry's log-likelihood ratio is a clipped linear
+    term that is nearly a sign, so this count orders outputs as the likelihood ratio does,
+    where the sum does only far in its tails)."""
 
     kind: ClassVar[str] = "stat"
     stat: str
@@ -272,6 +276,7 @@ class Stat(Score):
     value: float = 0.0
     sign: float = 1.0
     flags: tuple = ()
+    centers: tuple = ()
 
     def __call__(self, outputs):
         rows = rows_of(outputs)
@@ -279,6 +284,12 @@ class Stat(Score):
             s = rows[:, int(self.coord)]
         elif self.stat == "count":
             s = np.sum(rows == self.value, axis=1).astype(float)
+        elif self.stat == "above":
+            sub = rows[:, [int(j) for j, _ in self.centers]]
+            hit = np.isfinite(sub) & (sub > np.array([float(c) for _, c in self.centers]))
+            for v in self.flags:
+                hit &= sub != v
+            s = hit.sum(axis=1).astype(float)
         else:
             ok = np.isfinite(rows)
             for v in self.flags:
@@ -287,17 +298,20 @@ class Stat(Score):
         return self.sign * s
 
     def negated(self) -> Score:
-        return Stat(self.stat, self.coord, self.value, -self.sign, self.flags)
+        return Stat(self.stat, self.coord, self.value, -self.sign, self.flags, self.centers)
 
     def describe(self):
         text = {"entry": f"ω[{int(self.coord)}]", "sum": "sum(ω)",
-                "count": f"count(ω = {value_name(self.value)})"}[self.stat]
+                "count": f"count(ω = {value_name(self.value)})",
+                "above": f"count(ω[j] > median of ω[j], {len(self.centers)} entries)"
+                }[self.stat]
         return text if self.sign > 0 else f"-{text}"
 
     def spec(self):
         return {"kind": self.kind, "stat": self.stat, "coord": int(self.coord),
                 "value": _plain(self.value), "sign": float(self.sign),
-                "flags": [_plain(v) for v in self.flags]}
+                "flags": [_plain(v) for v in self.flags],
+                "centers": [[int(j), float(c)] for j, c in self.centers]}
 
 
 def score_from_spec(d: dict) -> Score:
@@ -320,5 +334,6 @@ def score_from_spec(d: dict) -> Score:
                     tuple(float(v) for v in d["values"]))
     if kind == "stat":
         return Stat(d["stat"], int(d.get("coord", 0)), _unplain(d.get("value", 0.0)),
-                    float(d.get("sign", 1.0)), tuple(_unplain(v) for v in d.get("flags", ())))
+                    float(d.get("sign", 1.0)), tuple(_unplain(v) for v in d.get("flags", ())),
+                    tuple((int(j), float(c)) for j, c in d.get("centers", ())))
     raise ValueError(f"unknown score kind {kind!r}.")

@@ -118,8 +118,9 @@ STAT_ENTRIES = 10  # wider outputs get no per-entry statistics (the linear score
 
 
 def stat_scores(fmap: FeatureMap) -> list[Score]:
-    """Each entry (up to ``STAT_ENTRIES`` entries), the sum of the entries and the count of
-    each flag value (their events take both tails, for either input)."""
+    """Each entry (up to ``STAT_ENTRIES`` entries), the sum of the entries, the number of
+    entries above their medians and the count of each flag value (their events take both
+    tails, for either input)."""
     flags = tuple(sorted({float(v) for _, v in fmap.indicators}))
     out: list[Score] = []
     numeric = {int(j) for j, _, _ in fmap.numeric}
@@ -127,6 +128,9 @@ def stat_scores(fmap: FeatureMap) -> list[Score]:
         out.append(Stat("entry", j))
     if fmap.width > 1 and numeric:
         out.append(Stat("sum", flags=flags))
+    if len(numeric) > 1:
+        out.append(Stat("above", flags=flags,
+                        centers=tuple((int(j), float(c)) for j, c, _ in fmap.numeric)))
     if fmap.width > 1:
         out.extend(Stat("count", value=v) for v in flags)
     return out
