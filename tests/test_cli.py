@@ -152,7 +152,7 @@ def test_cli_approximate_dp(tmp_path):
               "100000", "--n-max", "2000000", "--seed", "0")
     assert res.returncode == 1, res.stderr
     out = " ".join(res.stdout.split())          # rich may wrap lines
-    assert "violation found" in out and "test δ = 0.001" in out
+    assert "violation (exact)" in out and "test δ = 0.001" in out   # the white box
     res = run("exact", "gaussian.discrete", "--no-progress")
     assert res.returncode == 0 and "verified: δ(1)" in " ".join(res.stdout.split())
     bad = tmp_path / "bad_claims.py"

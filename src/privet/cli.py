@@ -60,7 +60,7 @@ def _executor_option(p: argparse.ArgumentParser) -> None:
     """``--executor SPEC``: where sample-and-reduce chunks run (same numbers on every one)."""
     if any(a.dest == "executor" for a in p._actions):
         return
-    p.add_argument("--executor", default=None, metavar="SPEC",
+    p.add_argument("--executor", default=None, metavar="SPEC", type=flags.executor,
                    help="where sampling runs: inprocess | processes | dask (a local cluster) "
                         "| dask://HOST:PORT (a running scheduler); results do not depend "
                         "on it (default: in-process, a process pool for black boxes)")
@@ -304,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = COMMANDS[args.command](args)
         else:
             code = int(runners[args.command](args) or 0)
+        sys.stdout.flush()  # a full disk or a closed pipe fails here, not at exit
     except PrivetError as err:
         return _fail(err.for_cli())
     except KeyboardInterrupt:
@@ -316,9 +317,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("out of memory; ask for less work (fewer samples, inputs or a shorter "
                      "length).")
     except BrokenPipeError:  # `privet ... | head`: the reader left, nothing more to say
-        with contextlib.suppress(AttributeError, OSError, ValueError):  # no real stdout
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # exit-time flush
+        _drop_stdout()
         return 2
+    except OSError as err:  # `> /dev/full`, a disk that fills up, a file that vanished
+        _drop_stdout()
+        where = f" on {err.filename!r}" if err.filename else ""
+        return _fail(f"the system refused to read or write{where}: "
+                     f"{(err.strerror or str(err)).rstrip('.')}; free space or choose "
+                     "another output.")
     if getattr(args, "interrupted", False):
         print("privet: interrupted; the results above are partial (marked interrupted).",
               file=sys.stderr)
@@ -326,8 +332,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _drop_stdout() -> None:
+    """Flush what stdout holds; when it cannot take it, send it to /dev/null so Python's
+    exit-time flush does not fail again with a traceback."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # no real stdout
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def _fail(message: str) -> int:
-    print(f"privet: error: {message}", file=sys.stderr)
+    print(f"privet: error: {flags.clip(' '.join(message.split()))}", file=sys.stderr)
     return 2
 
 

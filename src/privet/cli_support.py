@@ -96,7 +96,8 @@ MAX_CURVE_POINTS = 1_000      # k of --test-epsilons a:b:k
 
 
 def _flag_error(err: Exception) -> argparse.ArgumentTypeError:
-    return argparse.ArgumentTypeError(str(err).rstrip("."))
+    text = err.for_cli() if isinstance(err, PrivetError) else str(err)  # flags' spelling
+    return argparse.ArgumentTypeError(text.rstrip("."))
 
 
 def integer(text: str, what: str = "value", low: int | None = None,
@@ -221,6 +222,23 @@ def output_file(flag: str):
     return parse
 
 
+def executor(text: str) -> str:
+    """``--executor``: a spec of :func:`privet.execution.get_executor`, checked when the
+    flag is read (a malformed ``dask://`` address fails before Dask is imported)."""
+    from .execution import EXECUTOR_SPECS, LOCAL_SPECS, scheduler_address
+
+    spec = str(text).strip()
+    if spec in LOCAL_SPECS:
+        return spec
+    if not spec.startswith(("dask://", "tcp://")):
+        raise argparse.ArgumentTypeError(f"unknown executor {text!r}; use {EXECUTOR_SPECS}")
+    try:
+        scheduler_address(spec)
+    except PrivetError as err:
+        raise _flag_error(err) from None
+    return spec
+
+
 def memory_size(text: str) -> int:
     """``--max-memory``: bytes from ``512M``, ``4G``, ``2.5GB`` or a plain number."""
     import re
@@ -268,12 +286,24 @@ def _number(v: Any) -> int | float:
     return int(q) if q.denominator == 1 else float(q)
 
 
+MAX_MESSAGE = 1_000  # characters of an error sentence (a 100 KB flag value is not echoed)
+
+
+def clip(message: str, limit: int = MAX_MESSAGE) -> str:
+    """``message`` with its middle cut when it is longer than ``limit`` (keeps how it ends)."""
+    if len(message) <= limit:
+        return message
+    cut = len(message) - limit + 30
+    return f"{message[:limit * 2 // 3]} ... [{cut:,} characters cut] ... " \
+           f"{message[limit * 2 // 3 + cut:]}"
+
+
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one sentence on stderr (exit 2), not the usage
     text: ``privet: error: argument -n: ... (see privet sample --help).``"""
 
     def error(self, message: str):  # type: ignore[override]
-        message = message.strip().rstrip(".")
+        message = clip(" ".join(message.split()).rstrip("."))
         self.exit(2, f"privet: error: {message} (see '{self.prog} --help').\n")
 
 

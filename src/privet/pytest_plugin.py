@@ -21,7 +21,9 @@ _RESULTS = pytest.StashKey[list]()
 
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("privet", "privet: differential privacy checks")
-    group.addoption("--privet-seed", type=int, default=0, metavar="N",
+    from .cli_support import seed  # bounded: 0 to 2^128 - 1, one sentence otherwise
+
+    group.addoption("--privet-seed", type=seed, default=0, metavar="N",
                     help="seed of every privet_check assertion (default 0)")
 
 

@@ -315,7 +315,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
     dt = res.get("detect")
     if dt is not None and dt.counterexample is not None:
         cx = dt.counterexample
-        violations.append((say_found(dt.p_value),
+        violations.append(("violation (exact)" if cx.exact else say_found(dt.p_value),
                            f"D1={_short(cx.d1)}, D2={_short(cx.d2)}, {cx.event}"))
     pf = res.get("pufferfish")
     if pf is not None:

@@ -28,6 +28,7 @@ from pathlib import Path
 TIME_TARGET = 5.0             # seconds to exit, every case (the target)
 STOP_TARGET = 2.0             # seconds from Ctrl-C to exit
 MEMORY_TARGET = 1024          # MB of peak resident memory
+MAX_MESSAGE = 1_000           # characters of the sentence (privet.cli_support.clip)
 ADDRESS_LIMIT = 6 * 2**30     # RLIMIT_AS of a case: a runaway allocation fails, not the host
 CPU_LIMIT = 120               # RLIMIT_CPU seconds: a hang that spins is killed
 WALL_LIMIT = 180.0            # seconds before a case that hangs is killed
@@ -106,6 +107,7 @@ class Case:
     absent: tuple = (MARKER,)           # files (in {tmp}) that must not exist afterwards
     cheap: bool = True                  # run in-process in the default test run
     setup: str | None = None            # "http" (a port that is not Dask), "scheduler"
+    stdout: str | None = None           # where stdout goes (e.g. /dev/full); default a file
     group: str = ""
 
 
@@ -145,6 +147,15 @@ def _cases() -> list[Case]:
     add(Case("--html naming a directory", ("exact", "wmc.randomized_response", "--length",
                                            "2", "--html", "."),
              message="is a directory", group="security"))
+    add(Case("--html in /proc (no file can be made)", ("exact", "wmc.randomized_response",
+                                                        "--length", "2", "--html",
+                                                        "/proc/r.html"),
+             message="no file can be made", group="security"))
+    add(Case("output to a full disk (--json > /dev/full)", ("list", "--json"),
+             stdout="/dev/full", message="No space left", group="security"))
+    add(Case("output to a full disk (table > /dev/full)",
+             ("exact", "wmc.randomized_response", "--length", "2"), stdout="/dev/full",
+             message="No space left", group="security"))
     add(Case("--plot in a missing directory", ("detect", "statdp.noisy_max_v1a", "--plot",
                                                "nodir/c.png"),
              message="does not exist", absent=(MARKER, "nodir"), group="security"))
@@ -186,6 +197,13 @@ def _cases() -> list[Case]:
             ("--arg", "k=" + "9" * 5000, ("sample", "statdp.noisy_max_v1a", "-x", "1")),
             ("--arg", "k=" + "[" * 100_000, ("sample", "statdp.noisy_max_v1a", "-x", "1")),
             ("--input", "nan", ("sample", "statdp.noisy_max_v1a")),
+            ("--input", "1e400", ("sample", "statdp.noisy_max_v1a")),
+            ("--input", ",".join(["1"] * 30_000), ("sample", "statdp.noisy_max_v1a")),
+            ("--arg", "bogus=1", ("sample", "statdp.noisy_max_v1a", "-x", "1")),
+            ("--executor", "bogus", ("detect", "statdp.noisy_max_v1a")),
+            ("--epsilon", "1e-320", ("detect", "statdp.noisy_max_v1a")),
+            ("--inputs", "[" * 5000, ("exact", "wmc.randomized_response")),
+            ("--html", "", ("exact", "wmc.randomized_response", "--length", "2")),
             ("--paper", "nope", ("list",)),
             ("-n", "1e30", ("floats", "porosity", "floats.laplace", "--d1", "0", "--d2", "1")),
             ("--budget", "nan", ("floats", "porosity", "floats.laplace", "--d1", "0", "--d2",
@@ -193,7 +211,9 @@ def _cases() -> list[Case]:
             ("--seed", "-1", ("floats", "porosity", "floats.laplace", "--d1", "0", "--d2",
                               "1")),
             ("--bogus", "1", ("list",))):
-        add(Case(f"{cmd[0]} {flag} {value}", (*cmd, flag, value), group="flags"))
+        add(Case(f"{cmd[0]} {flag} {value[:40]}", (*cmd, flag, value), group="flags"))
+    add(Case("a 100 KB target name", ("detect", "x" * 100_000 + ":f"), group="flags"))
+    add(Case("a 100 KB unknown argument", ("list", "y" * 100_000), group="flags"))
     # -- saved results given to privet report --------------------------------------------------
     for name, content in (
             ("binary file", b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe" * 100),
@@ -229,6 +249,8 @@ def _cases() -> list[Case]:
             ("prior 1/0", "model: {builtin: truncated_geometric}\nprior: {'0': 1/0}\n"
                           "secrets: {a: ['0']}\n"),
             ("not a mapping", "- 1\n- 2\n"),
+            ("a bare !!int tag", "!!int "),
+            ("!!float tag on an empty value", "k: !!float\n"),
             ("1,000 nested lists", "[" * 1000 + "]" * 1000 + "\n"),
             ("2 MB spec", "name: " + "x" * (2 * 2**20) + "\n")):
         add(Case(f"pufferfish: {name}", ("pufferfish", "spec.yaml", "--epsilon", "ln(2)"),
@@ -320,6 +342,7 @@ class Outcome:
     stderr: str
     seconds: float
     peak_mb: float | None = None
+    cpu_seconds: float | None = None     # user + system CPU of the privet process
     stop_seconds: float | None = None    # Ctrl-C cases: from the signal to the exit
     problems: list = field(default_factory=list)
 
@@ -355,6 +378,8 @@ def check(case: Case, out: Outcome, tmp: Path) -> list[str]:
     if case.expect == 2 and (len(lines) != 1 or not lines[0].startswith("privet: error: ")
                              or not lines[0].endswith(".")):
         problems.append(f"not one sentence on stderr: {out.stderr.strip()[:300]!r}")
+    if case.expect == 2 and len(out.stderr) > 2 * MAX_MESSAGE:
+        problems.append(f"the sentence is {len(out.stderr):,} characters long")
     if case.message and not re.search(case.message, out.stderr + out.stdout, re.IGNORECASE):
         problems.append(f"the message does not mention {case.message!r}: {out.message!r}")
     if case.expect == 130:
@@ -381,9 +406,13 @@ def run_inprocess(case: Case, tmp: Path) -> Outcome:
     out, err = io.StringIO(), io.StringIO()
     cwd = os.getcwd()
     t0 = time.perf_counter()
-    try:
+    with contextlib.ExitStack() as stack:
+        # a real file for /dev/full: its buffer fails when flushed, as a user's would
+        sink = stack.enter_context(open(case.stdout, "w")) if case.stdout else out
         os.chdir(tmp)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        stack.callback(os.chdir, cwd)
+        stack.enter_context(contextlib.redirect_stdout(sink))
+        with contextlib.redirect_stderr(err):
             try:
                 code = main(list(argv))
             except BaseException as exc:  # noqa: BLE001 - the test reports it as a traceback
@@ -392,8 +421,6 @@ def run_inprocess(case: Case, tmp: Path) -> Outcome:
                 code = None
                 err.write("Traceback (escaped main): " + "".join(
                     traceback.format_exception(exc)))
-    finally:
-        os.chdir(cwd)
     outcome = Outcome(code, out.getvalue(), err.getvalue(), time.perf_counter() - t0)
     outcome.problems = check(case, outcome, tmp)
     return outcome
@@ -476,7 +503,7 @@ def run_subprocess(case: Case, tmp: Path) -> Outcome:
         argv = prepare(case, tmp, port)
         threshold = startup_cpu() + 1.0 if case.interrupt else 0.0
         out_path, err_path = tmp / ".stdout", tmp / ".stderr"
-        with open(out_path, "wb") as out_fh, open(err_path, "wb") as err_fh:
+        with open(case.stdout or out_path, "wb") as out_fh, open(err_path, "wb") as err_fh:
             t0 = time.perf_counter()
             p = subprocess.Popen([sys.executable, "-c", LAUNCHER, *argv], cwd=tmp,
                                  stdout=out_fh, stderr=err_fh, stdin=subprocess.DEVNULL,
@@ -512,9 +539,11 @@ def run_subprocess(case: Case, tmp: Path) -> Outcome:
         if leftover:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGKILL)
+        out_path.touch()
         outcome = Outcome(p.returncode, out_path.read_text(errors="replace"),
                           err_path.read_text(errors="replace"), end - t0,
                           peak_mb=usage.ru_maxrss / 1024,
+                          cpu_seconds=usage.ru_utime + usage.ru_stime,
                           stop_seconds=end - fired[0] if fired else None)
         out_path.unlink()
         err_path.unlink()

@@ -157,6 +157,41 @@ def test_random_specs_to_pufferfish(spec, as_json):
     assert code == 2 and one_sentence(err), err
 
 
+YAML_TOKENS = [
+    "&a ", "&b ", "*a", "*b", "<<: ", "!!python/object/apply:os.system ", "!!binary ",
+    "!!float ", "!!int ", "!!map ", "---\n", "...\n", "%YAML 1.1\n", "%TAG !e! tag:x,1:\n",
+    "- ", ": ", "? ", "{", "}", "[", "]", ", ", "'", '"', "\n", "  ", "# c", "|\n", ">\n",
+    "1e999", "-.inf", ".nan", "0x1F", "1_000", "3**99999", "ln(1/0)", "~", "yes", "2001-12-14",
+    "9" * 200, "builtin", "truncated_geometric", "noisy_max", "mechanism: x.py:f\n",
+    *[f"{k}: " for k in SPEC_KEYS]]
+
+JSON_TOKENS = [
+    "{", "}", "[", "]", ",", ":", '"__fraction__"', '"__float__"', '"__type__"', '"Bound"',
+    '"ExactBound"', '"DetectResult"', '"PufferfishVerdict"', '"1/0"', '"1e100000000"',
+    '"inf"', '"nan"', '"abc"', "1e999", "-0", "NaN", "Infinity", "null", "true", "0.5",
+    '"p_value"', '"value"', '"mechanism"', '"details"', '"interrupted"', "9" * 400,
+    '"\\ud800"', '"\\u0000"', " "]
+
+
+@SETTINGS
+@given(tokens=st.lists(st.sampled_from(YAML_TOKENS), max_size=60))
+def test_random_yaml_text_to_pufferfish(tokens):
+    # aliases, merge keys, tags, directives and spec keys in any order: a spec that parses
+    # is still data (no code runs: no --allow-code), and nothing else leaves exit 2
+    code, _, err, tmp = run(["pufferfish", "spec.yaml", "--epsilon", "1"],
+                            {"spec.yaml": "".join(tokens)})
+    assert code == 2 and one_sentence(err), err
+    assert not (tmp / "PWNED").exists()
+
+
+@SETTINGS
+@given(tokens=st.lists(st.sampled_from(JSON_TOKENS), max_size=60))
+def test_random_json_text_to_report(tokens):
+    code, _, err, _ = run(["report", "r.json"], {"r.json": "".join(tokens)})
+    assert code in (0, 2)
+    assert code == 0 or one_sentence(err), err
+
+
 FLAG_TYPES = {
     "seed": (flags.seed, lambda v: isinstance(v, int) and 0 <= v <= flags.MAX_SEED),
     "count": (flags.count("n"), lambda v: isinstance(v, int) and 1 <= v <= flags.MAX_SAMPLES),
@@ -176,7 +211,7 @@ flag_text = st.one_of(
 
 
 @pytest.mark.parametrize("kind", sorted(FLAG_TYPES))
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=60, deadline=None, derandomize=True)  # every flag: test_flags.py
 @given(text=flag_text)
 def test_random_flag_values(kind, text):
     parse, valid = FLAG_TYPES[kind]

@@ -6,23 +6,41 @@ import privet
 import privet.mechanisms as lib
 from privet.stats.profiles import analytic_sigma, gaussian_epsilon
 
+from ..detect.test_approx import black_box
+
 SMALL = dict(n_select=20_000, n_final=100_000, n_max=3_000_000, seed=1)
 
 
 def test_certified_delta_above_the_claim_for_a_broken_gaussian():
-    r = privet.search(lib.get("gaussian.wrong_neighbors"), **SMALL)
+    r = privet.search(black_box("gaussian.wrong_neighbors"), **SMALL)
     # true δ(0.5) = 0.034 against a claimed 1e-3 (sum calibrated for Δ = 1, replace-one Δ = 2)
     assert r.violates and 1e-3 < r.delta_lower < 0.034
     assert r.witness is not None and r.witness.counts[0] > r.witness.counts[1]
 
 
 def test_the_certified_curve_of_the_sound_gaussian_stays_below_the_truth():
-    r = privet.search(lib.get("gaussian.analytic"), **SMALL)
+    r = privet.search(black_box("gaussian.analytic"), **SMALL)
     mu = 1 / analytic_sigma(1.0, 1e-5)
     truth = np.array([gaussian_epsilon(d, mu) for d in r.curve_delta])
     assert not r.violates
     assert np.all(np.asarray(r.curve_epsilon) <= truth)
     assert r.epsilon_lower > 0.5          # ε(1e-5) = 1 exactly; 3e6 runs certify more than half
+
+
+def test_white_box_affine_gaussian_profile_is_the_known_curve():
+    # on the noise API the analytic Gaussian's output is affine in its draw: the pair's
+    # profile is computed from normal tails (confidence 1) and, the thresholds being dense,
+    # meets the known curve (Balle & Wang Thm 8) to 1% without crossing it (round-off aside)
+    m = lib.get("gaussian.analytic")
+    r = privet.search(m, seed=0)
+    truth = np.array([gaussian_epsilon(d, 1 / analytic_sigma(1.0, 1e-5)) for d in r.curve_delta])
+    assert r.confidence == 1.0 and r.method.startswith("exact normal tails")
+    assert np.allclose(r.known_curve, truth) and not r.violates
+    assert np.all(np.asarray(r.curve_epsilon) <= truth + 1e-9)
+    assert np.all(np.asarray(r.curve_epsilon) >= 0.99 * truth)
+    broken = privet.search(lib.get("gaussian.wrong_neighbors"), seed=0)
+    assert broken.violates and \
+        0.99 * broken.delta_lower <= lib.get("gaussian.wrong_neighbors").true_delta
 
 
 def test_white_box_exact_pair_for_enumerable_noise():

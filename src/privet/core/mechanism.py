@@ -229,6 +229,7 @@ class Mechanism:
     true_delta: float | None = None
     passes_delta: bool = False
     passes_rho: bool = False
+    true_profile: Callable[[float], float] | None = None   # the true ε(δ), when known
 
     def __post_init__(self):
         Claim.make(self.epsilon, self.delta, self.rho)  # one sentence on a wrong combination
@@ -273,6 +274,8 @@ class Mechanism:
         if changes.get("rho") is not None:
             changes.setdefault("epsilon", None)
             changes.setdefault("delta", 0.0)
+        if {"epsilon", "delta", "rho"} & set(changes):   # the code may calibrate to the claim
+            changes.setdefault("true_profile", None)
         return dataclasses.replace(self, **changes)
 
     def resolve_args(self, args: Mapping[str, Any] | None = None,
@@ -443,6 +446,7 @@ def mechanism(
     source: str = "",
     rho: float | None = None,
     true_delta: float | None = None,
+    true_profile: Callable[[float], float] | None = None,
 ) -> Any:
     """Decorate ``fn(noise, x, **args)`` as a privet :class:`Mechanism`.
 
@@ -491,7 +495,7 @@ def mechanism(
             p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
         mech = Mechanism(
             fn=f, name=name or f.__name__, epsilon=epsilon, delta=delta, rho=rho,
-            true_delta=true_delta,
+            true_delta=true_delta, true_profile=true_profile,
             passes_delta="delta" in sig.parameters, passes_rho="rho" in sig.parameters,
             neighbors=neighbors or all_differ(), domain=domain or Domain(), args=defaults,
             arg_ranges=dict(arg_ranges or {}), noise_args=tuple(noise_args),

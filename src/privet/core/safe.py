@@ -127,11 +127,12 @@ def load_yaml(text: str, what: str, max_nodes: int = MAX_YAML_NODES) -> Any:
 
     try:
         data = yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
-    except InputError:
+    except (InputError, MemoryError):
         raise
     except RecursionError:
         raise InputError(f"{what} nests more than {MAX_DEPTH} levels deep.") from None
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as err:
+    except Exception as err:  # noqa: BLE001 - YAMLError, or the constructors' own failures
+        # (PyYAML raises IndexError on a bare "!!int" tag, ValueError, OverflowError...)
         raise InputError(f"{what} is not valid YAML ({_first_line(err)}).") from None
     return check_depth(data, what)
 

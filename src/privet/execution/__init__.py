@@ -530,6 +530,7 @@ def _is_client(obj: Any) -> bool:
 
 
 EXECUTOR_SPECS = "inprocess, processes, dask or dask://HOST:PORT"
+LOCAL_SPECS = ("inprocess", "local", "processes", "pool", "dask")
 
 
 def get_executor(executor: str | Any | None, mech: Mechanism | None = None,

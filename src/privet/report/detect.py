@@ -48,13 +48,17 @@ def counterexample_table(cx: Counterexample, title: str = "counterexample") -> F
     if cx.counts and cx.n:
         rows.append(["M(D1) ∈ E", f"{cx.counts[0]:,} of {cx.n[0]:,}"])
         rows.append(["M(D2) ∈ E", f"{cx.counts[1]:,} of {cx.n[1]:,}"])
+    elif cx.probabilities:   # a white-box (exact) counterexample
+        rows.append(["P[M(D1) ∈ E]", f"{fmt_num(cx.probabilities[0], 6)} (exact)"])
+        rows.append(["P[M(D2) ∈ E]", f"{fmt_num(cx.probabilities[1], 6)} (exact)"])
     d = (cx.details or {}).get("test_delta")
     if cx.test_epsilon is not None:
         rows.append(["claim tested", f"P[M(D1) ∈ E] ≤ e^{fmt_num(cx.test_epsilon)} · "
                                      "P[M(D2) ∈ E]" + (f" + {fmt_num(d, 3)}" if d else "")])
     if (cx.details or {}).get("null"):
         rows.append(["null", f"{cx.details['null']}; {cx.details.get('test', '')}"])
-    rows.append(["p-value", _p(cx.p_value)])
+    if not cx.exact:
+        rows.append(["p-value", _p(cx.p_value)])
     pattern = cx.details.get("pattern") if cx.details else None
     if pattern:
         rows.append(["input pattern", str(pattern)])

@@ -16,8 +16,9 @@ from ..core.errors import InputError
 
 
 def check_output_path(path: str | os.PathLike, flag: str = "the output") -> Path:
-    """``path`` when a report can be written there: its directory exists and is writable,
-    and it is not itself a directory or a device; else :class:`InputError` naming ``flag``."""
+    """``path`` when a report can be written there: its directory exists and a file can be
+    made in it, and ``path`` is not itself a directory or a device; else :class:`InputError`
+    naming ``flag``."""
     p = Path(path)
     shown = f"{flag} {str(p)!r}"
     if str(p).strip() == "":
@@ -37,9 +38,13 @@ def check_output_path(path: str | os.PathLike, flag: str = "the output") -> Path
     if not parent.is_dir():
         raise InputError(f"cannot write {shown}: the directory {str(parent)!r} does not exist "
                          "(privet does not create directories; make it first).")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"cannot write {shown}: the directory {str(parent)!r} is not "
-                         "writable.")
+    try:  # make (and remove) a file there: permissions, a read-only file system, /proc
+        fd, probe = tempfile.mkstemp(prefix=".privet-probe-", dir=str(parent))
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise InputError(f"cannot write {shown}: no file can be made in the directory "
+                         f"{str(parent)!r} ({err.strerror or err}).") from None
     return p
 
 
@@ -49,8 +54,11 @@ def atomic_path(path: str | os.PathLike, flag: str = "the output") -> Iterator[s
     format from it still do); on success it is renamed to ``path``, on any failure or
     Ctrl-C it is removed. Write errors become one sentence (:class:`InputError`)."""
     p = check_output_path(path, flag)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=f".part{p.suffix}",
-                               dir=str(p.parent))
+    try:  # root passes the access check of /proc or /sys, where no file can be made
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=f".part{p.suffix}",
+                                   dir=str(p.parent))
+    except OSError as err:
+        raise InputError(f"cannot write {flag} {str(p)!r}: {err.strerror or err}.") from None
     os.close(fd)
     try:
         yield tmp

@@ -33,17 +33,14 @@ import numpy as np
 
 from ..attacks import tails
 from ..core.claims import Claim
-from ..core.errors import GridTooLargeError, NotEnumerableError, ParameterError
+from ..core.errors import ParameterError
 from ..core.mechanism import Mechanism
 from ..core.results import CertifiedProfile, Counterexample
 from ..core.text import fmt_num
-from ..execution import get_executor
-from ..execution.progress import progress_bar
 from ..stats.approx import ProfileBound, simultaneous_bounds
 
 N_MAX = 400_000_000
 CURVE_DELTAS = tuple(np.geomspace(1e-7, 1e-1, 13).tolist())
-ENUM_CAP = 1 << 20
 
 
 def target_point(claim: Claim | None, epsilon: float | None, delta: float | None
@@ -67,8 +64,12 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
                     progress: bool = False, executor: Any = None) -> CertifiedProfile:
     """Certified δ at ε, ε at δ and the lower curve ε_L(δ) over ``deltas`` (default 1e-7 ..
     0.1 plus the target δ), simultaneously with confidence ``confidence``."""
-    from ..detect.approx import approx_pairs, check_sizes, total_runs
-    from ..detect.engine import _Shared
+    from ..detect.approx import (
+        approx_pairs,
+        check_sizes,
+        exact_gaussian_select,
+        sample_audit,
+    )
 
     t0 = time.perf_counter()
     if not 0 < float(confidence) < 1:
@@ -88,29 +89,30 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
 
     n1, n2 = tails.sample_sizes(eps, dlt, n_final, n_max)
     claimed_d = claim.delta_at(eps) if claim is not None else dlt
-    ex = get_executor(executor, mech)
-    shared = _Shared(ex, owned=ex is not executor)
-    exact = None
-    try:
-        with progress_bar(total_runs(planned, n_select, n1, n2), "search (ε, δ)",
-                          enabled=progress) as advance:
-            cand = tails.select(mech, planned, score, n_select=n_select, seed=seed,
-                                executor=shared, progress=advance)
-            exact = _exact_pair(mech, cand)
-            def decided(c: tails.TailCounts, looks: int) -> bool:   # a certified violation
-                level = 1 - (1 - confidence) / looks
-                return simultaneous_bounds(c.c1, c.n1, c.c2, c.n2, level).delta_at(eps) > \
-                    claimed_d
+    white = exact_gaussian_select(mech, planned, score)
+    counts = None
+    if white is not None:
+        cand, exact = white[0], white[1:]
+        method = ("exact normal tails of the selected pair (white box: the output is affine "
+                  "in Gaussian noise, z3)")
+    else:
+        method = "exact enumeration of the selected pair (white box)"
 
-            counts = None if exact is not None else tails.count_fresh(
-                mech, cand, n1, n2, seed=seed, executor=shared, progress=advance,
-                stop=decided)
-    finally:
-        shared.shutdown()
+        def decided(c: tails.TailCounts, looks: int) -> bool:
+            # a certified violation, or futility: D2's full sample would not certify one at
+            # its present hit rate (tails.projected; the union bound over looks holds at
+            # whichever look the run stops)
+            level = 1 - (1 - confidence) / looks
+            bounds = [simultaneous_bounds(t.c1, t.n1, t.c2, t.n2, level)
+                      for t in (c, tails.projected(c, n2))]
+            return bounds[0].delta_at(eps) > claimed_d or bounds[1].delta_at(eps) <= claimed_d
+
+        cand, exact, counts = sample_audit(mech, planned, score, "search (ε, δ)", decided,
+                                           n_select=n_select, n1=n1, n2=n2, seed=seed,
+                                           executor=executor, progress=progress)
     if exact is not None:
         p1, p2 = exact
         pb = ProfileBound(p1, p2, 1.0)   # the pair's exact event probabilities
-        method = "exact enumeration of the selected pair (white box)"
         conf = 1.0
     else:
         # the union bound also covers D2's looks: each look's bounds at 1 - α/looks
@@ -141,7 +143,9 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
         mechanism=mech.name, claim=mech.describe_claim(), confidence=conf, epsilon=eps,
         delta_lower=d_low, delta=dlt, epsilon_lower=e_low,
         curve_delta=tuple(grid.tolist()), curve_epsilon=tuple(curve.tolist()),
-        claimed_curve=tuple(claimed.tolist()), verdict=verdict, witness=witness,
+        claimed_curve=tuple(claimed.tolist()), verdict=verdict,
+        known_curve=None if mech.true_profile is None else
+        tuple(float(mech.true_profile(float(d))) for d in grid), witness=witness,
         method=method, seed=int(seed), seconds=time.perf_counter() - t0,
         details={"delta_violation": bool(d_low > claimed_d + 1e-15), "claimed_delta":
                  claimed_d, "pattern": cand.pattern, "family_size": cand.family.size,
@@ -150,33 +154,6 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
                  "pairs": len(planned), "arg_path": path, "notes": notes,
                  "interrupted": interrupted},
     )
-
-
-def _exact_pair(mech: Mechanism, cand: tails.Candidate) -> tuple | None:
-    """Exact probabilities of every event of the family under the pair (finite discrete
-    noise), or None when the noise cannot be enumerated."""
-    if not mech.supports("enumerate"):
-        return None
-    try:
-        d1 = mech.distribution(cand.x1, cand.args, cap=ENUM_CAP)
-        d2 = mech.distribution(cand.x2, cand.args, cap=ENUM_CAP)
-    except (NotEnumerableError, GridTooLargeError):
-        return None
-    fam = cand.family
-    p1 = _weighted_counts(fam, d1)
-    p2 = _weighted_counts(fam, d2)
-    return p1, p2
-
-
-def _weighted_counts(fam: tails.Family, dist) -> np.ndarray:
-    s = fam.statistic(dist.outputs)
-    probs = np.asarray(dist.probs, dtype=float)
-    out = []
-    for t in fam.above:
-        out.append(float(probs[s > t].sum()))
-    for t in fam.below:
-        out.append(float(probs[s < t].sum()))
-    return np.asarray(out)
 
 
 def _witness(mech, cand, k, pb, counts, exact, eps, d_low, conf, seed) -> Counterexample:
