@@ -1,14 +1,25 @@
 """Reproduce StatDP's Figures 2-4 (p-value curves), Table 2 (counterexamples) and timing.
 
-    /work/venv/bin/python benchmarks/detect_statdp.py            # full: 11 algorithms x 3 eps0
-    /work/venv/bin/python benchmarks/detect_statdp.py --quick    # fewer points, smaller n
-    /work/venv/bin/python benchmarks/detect_statdp.py --type1 200  # also measure type-I error
+    python benchmarks/detect_statdp.py             # full: 11 algorithms x 3 eps0
+    python benchmarks/detect_statdp.py --quick     # fewer points, smaller n
+    python benchmarks/detect_statdp.py --single-only   # only the single-point section
+    python benchmarks/detect_statdp.py --type1 1000    # also the type-I error at the boundary
 
 Prints each curve as a table (p-value per test epsilon and claimed eps0), saves one PNG per
 figure panel to benchmarks/out/, prints Table 2 (our counterexample next to the paper's) and
-the time per test-epsilon point at StatDP's sample sizes (100,000 selection + 500,000 final
-samples), next to the original StatDP's 13-23 s per point on a 2-core machine. Time per
-point = (the whole curve, setup and sampling included) / (number of points).
+two kinds of timing at StatDP's sample sizes (budgets of 100,000 selection + 500,000 final
+samples per input):
+
+* the **single point**: one ``detect`` call at one test epsilon (= eps0) for each of the 33
+  cells, each in a fresh interpreter, ours (sequential) interleaved with today's ``main``
+  (fixed sizes; its src extracted by git archive): CPU seconds of the call itself
+  ("in-process": after a warm-up call on a mechanism outside the benchmark, so that the
+  libraries' one-time set-up is not counted), wall seconds of the whole process (start-up,
+  imports and the warm-up included), samples drawn, and the decision. This is the figure to
+  compare with the original StatDP's 13-23 s per point on a 2-core machine.
+* the curve's **per-point share**: a whole p-value curve (setup and sampling shared by its
+  points) divided by its number of points. Cheaper than a single point, since the points
+  share their samples; not comparable with a tool that runs one point per call.
 """
 
 from __future__ import annotations
@@ -20,10 +31,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _baseline import baseline_src, run_python
 
 from privet.detect import detect, pvalue_curve
 from privet.mechanisms import get
 from privet.report.detect import plot_curve
+from privet.stats.sequential import FIRST_LOOK, GROWTH, schedule
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,9 +141,10 @@ def print_table2(results: dict) -> None:
 
 
 def print_timing(results: dict) -> None:
-    print("\nSeconds per test-eps point (whole curve incl. setup / points), wall clock and "
-          "CPU of this process; the 2-core machine is shared with other jobs, so wall clock "
-          "is inflated by the load:")
+    print("\nCurve per-point share: seconds of a whole curve (setup and sampling shared by "
+          "its points) / its number of points, wall clock and CPU of this process. Not a "
+          "single-point time (see the single-point section); the 2-core machine is shared "
+          "with other jobs, so wall clock is inflated by the load:")
     print(f"  {'mechanism':22} | {'eps0=0.2 wall/cpu':>17} | {'eps0=0.7 wall/cpu':>17} | "
           f"{'eps0=1.5 wall/cpu':>17} | {'StatDP 32 cores':>15} | StatDP 2 cores")
     wall, cpu = [], []
@@ -147,7 +161,7 @@ def print_timing(results: dict) -> None:
               f"{'-' if ref is None else f'{ref} s'}")
     print(f"  wall: median {statistics.median(wall):.3f} s, max {max(wall):.3f} s per point; "
           f"CPU: median {statistics.median(cpu):.3f} s, max {max(cpu):.3f} s per point")
-    print("  (target: median <= 0.3 s, max <= 1 s; original StatDP on 2 cores: 13-23 s)")
+    print("  (a per-point share of a curve, not a single point: see the single-point section)")
 
 
 def check_claims(results: dict) -> None:
@@ -170,24 +184,150 @@ def check_claims(results: dict) -> None:
             print(f"  {name:22} eps0={eps0:<4g} true={true:<6.3g} {status}")
 
 
+SINGLE = """
+import json, time
+from privet.detect import detect
+from privet.mechanisms import get
+m = get({name!r}).replace(epsilon={eps0!r})
+# one-time library set-up (NumPy, SciPy, z3) is not the call's: warm it on a mechanism
+# outside the benchmark (no result of it can serve the timed call)
+detect(get("kolahal.svt"), seed=1, n_select=2000, n_final=2000, max_candidates=1)
+c0, t0 = time.process_time(), time.perf_counter()
+r = detect(m, seed={seed!r})
+cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+d = r.details
+samples = d.get("samples")
+if samples is None:  # today's fixed-size detect: pilot + selection per input,
+    # n_final per input of the final-tested pairs
+    tested = {{(tuple(x), repr(sorted(c.args.items())))
+              for c in r.candidates for x in (c.d1, c.d2)}}
+    samples = (d["inputs"] * (min(2000, d["n_select"]) + d["n_select"])
+               + d["n_final"] * len(tested))
+print(json.dumps({{"violation": r.counterexample is not None, "p": r.p_value, "cpu": cpu,
+                  "wall": wall, "samples": samples, "stopped": d.get("stopped", "fixed size")}}))
+"""
+
+
+def single_points(seed: int, baseline: bool) -> list[dict]:
+    """One detect call per cell in a fresh interpreter, ours then today's (interleaved)."""
+    src = baseline_src("main") if baseline else None
+    rows = []
+    for name, _, _ in FIGURES:
+        for eps0 in EPS0:
+            code = SINGLE.format(name=name, eps0=eps0, seed=seed)
+            t0 = time.perf_counter()
+            ours = run_python(code)
+            ours["process"] = time.perf_counter() - t0
+            today = None
+            if src is not None:
+                t0 = time.perf_counter()
+                today = run_python(code, src)
+                today["process"] = time.perf_counter() - t0
+            rows.append({"name": name, "eps0": eps0, "ours": ours, "today": today})
+            print(f"  {name:22} eps0={eps0:<4g} {ours['stopped']:32} "
+                  f"{ours['cpu']:6.2f} s CPU {ours['samples']:>10,} samples"
+                  + (f" | today {today['cpu']:6.2f} s CPU {today['samples']:>10,} samples"
+                     if today else ""), flush=True)
+    return rows
+
+
+def print_single(rows: list[dict]) -> None:
+    looks = schedule(500_000)
+    print(f"\nSingle point: one detect call at test eps = eps0, StatDP's budgets (100,000 "
+          f"selection, 500,000 final samples per input), each call in a fresh interpreter. "
+          f"Ours: sequential final test, looks {looks[0]:,} x{GROWTH:g} ... {looks[-1]:,} "
+          f"(first look {FIRST_LOOK:,}); today: main's fixed-size test.")
+    print(f"  {'mechanism':22} {'eps0':>4} | {'ours: decision':15} {'CPU s':>6} "
+          f"{'process s':>9} {'samples':>10} | {'today: decision':15} {'CPU s':>6} "
+          f"{'process s':>9} {'samples':>10} | samples ratio")
+    ratios, same = [], 0
+    for r in rows:
+        o, t = r["ours"], r["today"]
+        dec = lambda x: "violation" if x["violation"] else "no violation"  # noqa: E731
+        line = (f"  {r['name']:22} {r['eps0']:>4g} | {dec(o):15} {o['cpu']:6.2f} "
+                f"{o['process']:9.2f} {o['samples']:>10,}")
+        if t is not None:
+            ratios.append(o["samples"] / t["samples"])
+            same += o["violation"] == t["violation"]
+            line += (f" | {dec(t):15} {t['cpu']:6.2f} {t['process']:9.2f} {t['samples']:>10,}"
+                     f" | {ratios[-1]:.3f}" + ("" if o["violation"] == t["violation"]
+                                               else "  DIFFERENT DECISION"))
+        print(line)
+    cpu = [r["ours"]["cpu"] for r in rows]
+    proc = [r["ours"]["process"] for r in rows]
+    print(f"  ours: CPU in-process median {statistics.median(cpu):.3f} s (max {max(cpu):.2f}); "
+          f"fresh process median {statistics.median(proc):.2f} s (start-up and imports "
+          "included)")
+    if ratios:
+        tcpu = [r["today"]["cpu"] for r in rows]
+        tproc = [r["today"]["process"] for r in rows]
+        print(f"  today: CPU in-process median {statistics.median(tcpu):.3f} s (max "
+              f"{max(tcpu):.2f}); fresh process median {statistics.median(tproc):.2f} s")
+        print(f"  same decisions: {same}/{len(rows)}; samples ours/today: median "
+              f"{statistics.median(ratios):.3f} (target <= 0.1), max {max(ratios):.3f}")
+    print("  original StatDP, one point on a 2-core machine (issue 12): 13-23 s; "
+          "privet (today, fresh process) was 5-22x faster, median 9x")
+
+
 def type_one(runs: int, n_select: int, n_final: int) -> None:
     alpha = 0.05
     slack = 3 * math.sqrt(alpha * (1 - alpha) / runs)
-    print(f"\nType-I error at test eps = eps0 = 0.7 over {runs} seeded runs "
-          f"(n_select={n_select:,}, n_final={n_final:,}); bound alpha + 3 se = "
-          f"{alpha + slack:.3f}")
-    for name in ("statdp.noisy_max_v1a", "statdp.histogram", "statdp.svt"):
-        mech = get(name).replace(epsilon=0.7)
+    print(f"\nType-I error at the boundary over {runs} seeded runs (n_select={n_select:,}, "
+          f"n_final={n_final:,} budgets; bound alpha + 3 se = {alpha + slack:.3f}, the "
+          "binomial standard error of a rate alpha over that many runs):")
+    # dpfinder.sum's selected event is a Laplace tail whose ratio is exactly e^eps (the
+    # issue measured 3.4% false alarms there with the fixed-size test); statdp.histogram's
+    # best events are Laplace tails of one bin, also at e^eps exactly
+    for name in ("dpfinder.sum", "statdp.histogram"):
+        mech = get(name) if name == "dpfinder.sum" else get(name).replace(epsilon=0.7)
         t0 = time.perf_counter()
         rejections = 0
         for s in range(runs):
             r = detect(mech, seed=10_000 + s, n_select=n_select, n_final=n_final,
                        max_candidates=1)
-            rejections += r.p_value < alpha
+            rejections += r.violation
         rate = rejections / runs
-        print(f"  {name:22} rejection rate {rate:.3f} ({rejections}/{runs}) "
-              f"{'within' if rate <= alpha + slack else 'ABOVE'} bound  "
-              f"[{time.perf_counter() - t0:.0f} s]")
+        lo, hi = _clopper_pearson(rejections, runs)
+        print(f"  {name:22} rejection rate {rate:.4f} ({rejections}/{runs}, 95% interval "
+              f"[{lo:.4f}, {hi:.4f}]) {'within' if rate <= alpha + slack else 'ABOVE'} bound"
+              f"  [{time.perf_counter() - t0:.0f} s]", flush=True)
+    boundary_simulation(n_final, alpha)
+
+
+def _clopper_pearson(k: int, n: int) -> tuple[float, float]:
+    from privet.stats.intervals import clopper_pearson
+
+    return clopper_pearson(k, n, 0.05)  # the central 95% interval
+
+
+def boundary_simulation(n_final: int, alpha: float, reps: int = 20_000) -> None:
+    """The sequential test alone on one fixed event with p1 = e^eps p2 exactly (binomial
+    counts drawn look by look): its size without selection, over many more replications."""
+    from privet.stats.hypothesis import thinned_fisher_pvalue
+    from privet.stats.sequential import Design, decide
+
+    looks = schedule(n_final)
+    design = Design(looks, alpha)
+    rng = np.random.default_rng(12)
+    print(f"  the sequential test alone, one event with p1 = e^eps p2 exactly, {reps:,} "
+          f"replications, looks {looks[0]:,} ... {looks[-1]:,}:")
+    for eps, p2 in ((0.1, 0.3), (0.7, 0.05), (1.5, 0.01)):
+        sizes = np.diff((0,) + looks)
+        c1 = np.cumsum(rng.binomial(sizes, math.exp(eps) * p2, size=(reps, len(looks))), 1)
+        c2 = np.cumsum(rng.binomial(sizes, p2, size=(reps, len(looks))), 1)
+        p = thinned_fisher_pvalue(c1, c2, np.array(looks), np.array(looks), eps)
+        rejected = 0
+        for r in range(reps):
+            prev = 1.0
+            for k in range(len(looks)):
+                step = decide(float(p[r, k]), design, k, prev)
+                prev = step.bonferroni
+                if step.decision != "continue":
+                    break
+            rejected += step.decision == "reject"
+        lo, hi = _clopper_pearson(rejected, reps)
+        print(f"    eps = {eps:<4g} p2 = {p2:<5g} rejection rate {rejected / reps:.4f} "
+              f"(95% interval [{lo:.4f}, {hi:.4f}]; alpha = {alpha})", flush=True)
 
 
 def main() -> None:
@@ -196,17 +336,24 @@ def main() -> None:
     ap.add_argument("--type1", type=int, default=0, metavar="R",
                     help="also measure the type-I error over R seeded runs per mechanism")
     ap.add_argument("--type1-only", action="store_true", help="skip the figures")
+    ap.add_argument("--single-only", action="store_true",
+                    help="only the single-point section (33 cells, fresh processes)")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="single points without today's main beside ours")
     ap.add_argument("--seed", type=int, default=2018)
     args = ap.parse_args()
     n_select, n_final = (20_000, 100_000) if args.quick else (100_000, 500_000)
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
-    if not args.type1_only:
+    if not (args.type1_only or args.single_only):
         print(f"StatDP reproduction: n_select={n_select:,}, n_final={n_final:,}")
         results = run_figures(args.quick, n_select, n_final, out, args.seed)
         print_table2(results)
         print_timing(results)
         check_claims(results)
+    if not args.type1_only:
+        print("\nsingle points (fresh interpreter per call, ours then today's):")
+        print_single(single_points(args.seed, not args.no_baseline))
     if args.type1:
         type_one(args.type1, 20_000, 100_000)
 

@@ -121,6 +121,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
                    help="also write a self-contained HTML report (opens with no network)")
     p.add_argument("--per-engine", action="store_true",
                    help="also print one line per mechanism and engine")
+    p.add_argument("--alpha", type=flags.probability("alpha"), default=0.05,
+                   help="family-wise error rate of the run's statistical claims of a "
+                        "violation, Holm-corrected over all of them (default 0.05)")
     add_common_options(p)
     _executor_option(p)
 
@@ -213,7 +216,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
     only = args.only.split(",") if args.only else None
     result = suite(engines=engines, only=only, quick=args.quick,
                    seed=0 if args.seed is None else args.seed, progress=show_progress(args),
-                   executor=getattr(args, "executor", None))
+                   executor=getattr(args, "executor", None), alpha=args.alpha)
     if args.json:
         from .core.results import to_json
 

@@ -146,7 +146,8 @@ def test_neighbor_checks():
 def test_table1_pairs_are_neighbors_in_both_orders():
     rel = privet.neighbors.all_differ(2)
     pairs = list(rel.pairs())
-    assert len(pairs) == 2 * 2 * 7
+    # 8 patterns and 6 mirrored ones at n = 5; at n = 10 the mirrored x shape is the swapped one
+    assert len(pairs) == 2 * (14 + 13)
     for p in pairs:
         assert rel.are_neighbors(p.d1, p.d2)
     first = pairs[0]
@@ -154,6 +155,22 @@ def test_table1_pairs_are_neighbors_in_both_orders():
     hist = list(privet.neighbors.one_differs(1).pairs(lengths=(5,)))
     assert {p.pattern for p in hist} >= {"one above (n=5)", "one below (n=5)"}
     assert all(privet.neighbors.one_differs(1).are_neighbors(p.d1, p.d2) for p in hist)
+
+
+def test_every_pattern_comes_in_both_statdp_orientations_plus_all_below():
+    """StatDP's generator has half half = [2..2, 0..0] and all below = [0]*n; its Table 1 has
+    half half = [0..0, 2..2]. Both orientations of every pattern are generated."""
+    pairs = {(tuple(p.d1), tuple(p.d2)): p.pattern
+             for p in privet.neighbors.all_differ(1).pairs(lengths=(5,), both_orders=False)}
+    ones = (1.0,) * 5
+    assert pairs[(ones, (2.0, 2.0, 0.0, 0.0, 0.0))] == "half half (n=5)"
+    assert pairs[(ones, (0.0, 0.0, 0.0, 2.0, 2.0))] == "half half, mirrored (n=5)"
+    assert pairs[(ones, (0.0,) * 5)] == "all below (n=5)"
+    assert (ones, (1.0, 1.0, 1.0, 1.0, 2.0)) in pairs
+    assert ((0.0, 0.0, 0.0, 1.0, 1.0), (1.0, 1.0, 1.0, 0.0, 0.0)) in pairs  # x shape mirrored
+    # length 1: the patterns collapse to two pairs up to order (x shape is one below swapped)
+    short = list(privet.neighbors.all_differ(1).pairs(lengths=(1,), both_orders=False))
+    assert len({(tuple(p.d1), tuple(p.d2)) for p in short}) == len(short) == 2
 
 
 def test_pairs_respect_the_domain():

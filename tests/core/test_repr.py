@@ -28,7 +28,8 @@ def test_detect_result_repr_is_one_short_line_of_named_figures(det):
     r = repr(det)
     assert "\n" not in r and len(r) < 200          # was 11,251 characters
     assert r.startswith("DetectResult(verdict='violation found', p_value=")
-    assert "test_epsilon=0.7, D1=[1, 1, 1, 1, 1], D2=[2, 2, 2, 2, 2], E='ω[0] ≤" in r
+    assert "test_epsilon=0.7, D1=[1, 1, 1, 1, 1], D2=[2, 2, 2, 2, 2], E='" in r
+    assert "ω[0] ≤" in r   # the event (which interval depends on the sequential selection)
     s = str(det)
     assert s.startswith("violation found: P[M(D1) ∈ E] = ") and f"seed {det.seed}" in s
     assert "counterexample" in det.summary() and "p-value" in det.summary()

@@ -69,8 +69,15 @@ def test_same_seed_same_answer_and_json_round_trip():
 def test_candidates_carry_their_own_final_test():
     r = detect(get("statdp.histogram_eps").replace(epsilon=0.7), seed=6, **SMALL)
     assert 1 <= len(r.candidates) <= 3
+    # every candidate is tested on fresh samples of the size where the sequential test stopped
+    n = r.candidates[0].n
+    assert n[0] == n[1] and n[0] <= SMALL["n_final"]
     for c in r.candidates:
-        assert c.p_value is not None and c.n == (SMALL["n_final"], SMALL["n_final"])
+        assert c.p_value is not None and c.n == n
+    fixed = detect(get("statdp.histogram_eps").replace(epsilon=0.7), seed=6, sequential=False,
+                   **SMALL)
+    for c in fixed.candidates:
+        assert c.n == (SMALL["n_final"], SMALL["n_final"])
 
 
 def test_given_inputs_and_args():

@@ -35,3 +35,17 @@ def test_cli_json_and_exit_code(capsys, tmp_path):
     assert code == 1 and data["__type__"] == "DetectResult"
     assert data["p_value"] < 0.05 and len(data["curve"]["p_values"]) == 3
     assert (tmp_path / "p.png").exists()
+
+
+def test_cli_fixed_size_draws_every_sample(capsys):
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    add_cli(sub)
+    common = ["detect", "statdp.noisy_max_v1b", "--n-select", "5000", "--n-final", "10000",
+              "--seed", "3", "--json"]
+    assert run_cli(parser.parse_args(common)) == 1
+    seq = json.loads(capsys.readouterr().out)
+    assert run_cli(parser.parse_args(common + ["--fixed-size"])) == 1
+    fixed = json.loads(capsys.readouterr().out)
+    assert fixed["counterexample"]["n"] == [10000, 10000]
+    assert seq["details"]["samples"] < fixed["details"]["samples"]

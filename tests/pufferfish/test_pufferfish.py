@@ -69,6 +69,40 @@ def test_example6_violated_with_witness():
     assert check.check_fixed(fixed, budget("ln(2)"), 2).status == "violated"
 
 
+def test_example6_prior_is_a_product_of_binomials():
+    """Regression (issue 12): "3/10**2" evaluated to 3/100, so the known diseases' priors
+    summed to 47/50, 22/25 and 4/5 and the ratio at p2 = 1/2 read 3.3465."""
+    from privet.pufferfish.expr import exact_value, parse
+    from privet.pufferfish.scenario import _binomial2, pufferfish_scenario
+
+    for p in ("3/10", "4/10", "5/10"):
+        q = Fraction(p)
+        weights = {c: exact_value(parse(w), {}) for c, w in _binomial2(p).items()}
+        assert weights == {0: (1 - q) ** 2, 1: 2 * q * (1 - q), 2: q ** 2}
+        assert sum(weights.values()) == 1
+    # brute force: the prior built by hand from Fractions, the same model and secrets
+    sc = scenario.example6().substitute({"p2": Fraction(1, 2)})
+    binom = [{0: Fraction(1, 2), 2: Fraction(1, 2)}] + [
+        {0: (1 - q) ** 2, 1: 2 * q * (1 - q), 2: q ** 2}
+        for q in (Fraction(1, 2), Fraction(3, 10), Fraction(4, 10), Fraction(5, 10))]
+    import itertools
+
+    prior = {}
+    for combo in itertools.product(*[list(b.items()) for b in binom]):
+        w = Fraction(1)
+        for _, x in combo:
+            w *= x
+        prior["v=" + "".join(str(c) for c, _ in combo)] = w
+    hand = pufferfish_scenario(sc.hmm, prior, {"ill": lambda t: t.startswith("v=2"),
+                                               "healthy": lambda t: t.startswith("v=0")})
+    obs = sc.hmm.observations
+    worst = max(hand.probability("ill", w) / hand.probability("healthy", w)
+                for w in itertools.product(obs, repeat=2)
+                if hand.probability("healthy", w) > 0)
+    o = check.check_fixed(sc, budget("ln(2)"), 2)
+    assert o.max_ratio == worst and abs(float(worst) - 3.4266488) < 1e-6
+
+
 def test_above_threshold_not_4ln2_dp():
     v = pufferfish("above_threshold", "4*ln(2)", k_max=15)
     assert v.status == "violated"
@@ -246,6 +280,46 @@ def test_cli_json_exit_codes(capsys):
     assert out["status"] == "violated"
     args = parser.parse_args(["pufferfish", "ex2"])
     assert run_cli(args) == 0
+
+
+ONE_SECRET = {"model": {"builtin": "truncated_geometric"},
+              "prior": {"0": "1/2", "1": "1/4", "2": "1/4"},
+              "secrets": {"only": ["0", "1", "2"]}}
+
+
+@pytest.mark.parametrize("spec", [ONE_SECRET, {**ONE_SECRET, "secrets": {"a": ["0"], "b": ["1"]},
+                                               "pairs": []}])
+def test_a_scenario_with_nothing_to_compare_is_not_verified(spec, tmp_path, capsys):
+    """Regression (issue 12): one secret, or pairs: [], read "verified ... for every
+    observation sequence" after comparing nothing, exit 0."""
+    from privet.cli import main
+    from privet.core.errors import NothingToCheckError
+
+    with pytest.raises(NothingToCheckError, match="nothing to check"):
+        pufferfish(spec, "ln(2)")
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    for extra in ([], ["--bound"]):
+        assert main(["pufferfish", str(path), "--epsilon", "ln(2)", *extra]) == 2
+        err = capsys.readouterr().err
+        assert "nothing to check" in err and "verified" not in err
+
+
+def test_algorithm4_brackets_on_the_inputs_it_verifies():
+    """Regression (issue 12): with inputs of length 3 the bracket came from detect's default
+    lengths 5 and 10 and read (1.3, 1.6) beside the exact epsilon 1.232."""
+    from privet.pufferfish.bound import bracket_inputs
+
+    mech = privet.mechanisms.get("faier.discrete_noisy_max")
+    inputs = list(itertools.product(range(3), repeat=3))
+    pairs = bracket_inputs(mech, inputs)
+    assert pairs and all(len(a) == len(b) == 3 for a, b in pairs)
+    b = lower_bound(mech, 0.01, inputs=inputs,
+                    detect_options={"n_select": 5_000, "n_final": 20_000, "seed": 0,
+                                    "test_epsilons": [0.6, 0.9, 1.2, 1.5, 1.8]})
+    lo, hi = b.details["bracket"]
+    assert b.details["bracket_source"] == "privet.detect p-value curve"
+    assert lo is not None and lo <= b.value and b.details["bracket_corrected"] == []
 
 
 @pytest.mark.slow

@@ -141,6 +141,31 @@ def test_black_box_gets_a_certified_bound():
     assert "independent samples" in b.witness.details["method"]
 
 
+def test_confirmations_carry_a_p_value_for_the_claim():
+    """A certified bound is also a p-value for H0: eps <= claimed (issue 12), consistent
+    with the bound: bound at confidence c > claimed exactly when p < 1 - c."""
+    ev = Interval(-math.inf, 0.0)
+    ok = confirm(laplace_mechanism, [0.0], [1.0], ev, n=200_000, seed=0)  # true eps = claim
+    assert ok["value"] <= 0.1 and ok["p_value"] > 0.1
+    leaky = laplace_mechanism.replace(epsilon=0.05)  # claims half its true epsilon
+    bad = confirm(leaky, [0.0], [1.0], ev, n=200_000, seed=0)
+    assert bad["value"] > 0.05 and bad["p_value"] < 0.1
+
+
+def test_black_box_confirmation_stops_once_decisive():
+    def leaky_box(x, rng):
+        return float(x[0] + rng.laplace(0.0, 0.2) > 0)  # about 10-DP, claims 0.1
+
+    box = privet.from_blackbox(leaky_box, epsilon=0.1, domain=Domain(length=1))
+    ev = Singleton((0.0,))  # P = 1/2 on x = 0, about 0.0034 on x = 1
+    seq = confirm(box, [0.0], [1.0], ev, n=200_000, seed=0, executor="inprocess")
+    assert seq["n"] < 200_000 and "sequential" in seq["method"]
+    assert seq["value"] > 0.1 and seq["p_value"] < 0.1
+    fixed = confirm(box, [0.0], [1.0], ev, n=200_000, seed=0, executor="inprocess",
+                    sequential=False)
+    assert fixed["n"] == 200_000 and fixed["value"] > 0.1
+
+
 def test_bad_input_non_neighbor_start():
     start = (np.zeros(4), np.full(4, 3.0), Singleton((0.0, 0.0, 0.0, 0.0)))
     with pytest.raises(NeighborError, match="not neighbors"):

@@ -2,8 +2,10 @@
 every pair of a small finite domain, and the moves of a local search.
 
 * :func:`pattern_pairs` -- the neighbor relation's representative pairs (StatDP Table 1 and
-  DP-Sniper's patterns, :meth:`privet.core.neighbors.Neighbors.pairs`) at the input length,
-  inside the domain, one per unordered pair (an attack tests both orientations).
+  DP-Sniper's patterns in both orientations, with "all below":
+  :meth:`privet.core.neighbors.Neighbors.pairs`) at the input length, inside the domain,
+  one per unordered pair (an attack tests both orientations of each event), and stretched
+  to the domain's ends.
 * :func:`random_pair` -- a random input of the domain and a neighbor at a vertex of the
   relation (every entry moved by -Delta, 0 or +Delta; one entry for 'one differs'...), half
   of the time with the entries at the domain's extremes, where the ratios of tail events
@@ -88,26 +90,25 @@ STRETCH = (0.5, 1.0)
 
 
 def pattern_pairs(mech: Mechanism, length: int) -> list[Pair]:
-    """The relation's representative pairs at ``length`` inside the domain (unordered),
-    each also mirrored (entries in reverse order) and stretched across the domain: the
-    entries that move up placed towards its top, those that move down towards its bottom
-    (halfway and all the way), where the ratios of tail events are largest (sparse vector:
-    the answers before the first True high, the True one low)."""
+    """The relation's representative pairs at ``length`` inside the domain (unordered; the
+    relation yields each pattern mirrored too, :meth:`privet.core.neighbors.Neighbors.
+    pairs`), each also stretched across the domain: the entries that move up placed towards
+    its top, those that move down towards its bottom (halfway and all the way), where the
+    ratios of tail events are largest (sparse vector: the answers before the first True
+    high, the True one low)."""
     out = []
     for p in mech.neighbors.pairs(lengths=(length,), domain=None):
-        name = p.pattern.replace(" (swapped)", "")
-        d1, d2 = np.asarray(p.d1, float), np.asarray(p.d2, float)
-        variants = [(d1, d2, name), (d1[::-1], d2[::-1], name + ", mirrored")]
-        for a, b, label in variants:
-            ok = valid(mech, a, b)
+        label = p.pattern.replace(" (swapped)", "")
+        a, b = np.asarray(p.d1, float), np.asarray(p.d2, float)
+        ok = valid(mech, a, b)
+        if ok is not None:
+            out.append((*ok, label))
+        if len(a) != len(b):
+            continue
+        for level in STRETCH:
+            ok = valid(mech, *_stretch(mech, a, b, level))
             if ok is not None:
-                out.append((*ok, label))
-            if len(a) != len(b):
-                continue
-            for level in STRETCH:
-                ok = valid(mech, *_stretch(mech, a, b, level))
-                if ok is not None:
-                    out.append((*ok, f"{label}, stretched {level:g}"))
+                out.append((*ok, f"{label}, stretched {level:g}"))
     return unique(out)
 
 

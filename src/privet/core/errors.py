@@ -55,6 +55,11 @@ class NeighborError(PrivetError):
     """Two inputs are not neighbors, or a neighbor relation is malformed."""
 
 
+class NothingToCheckError(InputError):
+    """The request is vacuous (a Pufferfish scenario with no pair of secrets to compare):
+    answering "verified" would claim a check that never happened."""
+
+
 class ParameterError(PrivetError):
     """A numeric parameter is out of range (for example epsilon <= 0)."""
 

@@ -3,7 +3,8 @@
 Relations: every answer differs by at most Delta (StatDP's ALL_DIFFER, DP-Finder's
 Neigh<=1), exactly one answer differs by at most Delta (histograms), add or remove one
 entry, replace one record. Each relation checks membership and yields the representative
-pairs of Table 1 of the StatDP paper at lengths 5 and 10, in both orders, scaled by Delta.
+pairs of Table 1 of the StatDP paper at lengths 5 and 10 (each pattern also mirrored, plus
+"all below"), in both orders, scaled by Delta.
 """
 
 from __future__ import annotations
@@ -18,21 +19,39 @@ from .errors import NeighborError
 
 TOL = 1e-9
 
-# Table 1 of StatDP, generalized to length n (D1, D2 before scaling by Delta).
+# Table 1 of StatDP, generalized to length n (D1, D2 before scaling by Delta), in both
+# orientations. StatDP's generator (its published code) and its Table 1 put "half half" in
+# opposite orders ([2..2, 0..0] and [0..0, 2..2]), and order-dependent mechanisms (SVT,
+# AboveThreshold) leak through one orientation only, so every pattern whose entries are not
+# all alike also comes mirrored (the odd entries at the other end). "all below" ([0]*n
+# against [1]*n) is in StatDP's generator but not in Table 1; it is here too.
+SINGLE_ENTRY = ("one above", "one below")  # the patterns that change one entry only
+
+
 def _table1(n: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
     ones = np.ones(n)
-    half = (n + 1) // 2
-    x1 = np.r_[np.ones(n // 2), np.zeros(n - n // 2)]
-    x2 = np.r_[np.zeros(n // 2), np.ones(n - n // 2)]
-    return [
+    lo, hi = n // 2, n - n // 2
+    x1 = np.r_[np.ones(lo), np.zeros(hi)]
+    x2 = np.r_[np.zeros(lo), np.ones(hi)]
+    base = [
         ("one above", ones, np.r_[2.0, np.ones(n - 1)]),
         ("one below", ones, np.r_[0.0, np.ones(n - 1)]),
         ("one above rest below", ones, np.r_[2.0, np.zeros(n - 1)]),
         ("one below rest above", ones, np.r_[0.0, np.full(n - 1, 2.0)]),
-        ("half half", ones, np.r_[np.zeros(half), np.full(n - half, 2.0)]),
-        ("all above & all below", ones, np.full(n, 2.0)),
+        ("half half", ones, np.r_[np.full(lo, 2.0), np.zeros(hi)]),
+        ("all above", ones, np.full(n, 2.0)),
+        ("all below", ones, np.zeros(n)),
         ("x shape", x1, x2),
     ]
+    mirrored = [(name + ", mirrored", d1[::-1].copy(), d2[::-1].copy())
+                for name, d1, d2 in base]
+    out, seen = [], set()
+    for name, d1, d2 in base + mirrored:  # short inputs repeat patterns: keep the first name
+        key = (d1.tobytes(), d2.tobytes())
+        if key not in seen:  # (pairs() adds the swapped order itself)
+            seen.update((key, key[::-1]))
+            out.append((name, d1, d2))
+    return out
 
 
 @dataclass(frozen=True)
@@ -138,9 +157,8 @@ class Neighbors:
                 out.append(InputPair(base, np.r_[base, 2.0 * self.delta], f"add one (n={n})"))
                 continue
             for name, d1, d2 in _table1(n):
-                if self.kind == "one_differs" and name not in ("one above", "one below"):
-                    continue
-                if self.kind == "replace_one" and name not in ("one above", "one below"):
+                if self.kind in ("one_differs", "replace_one") and \
+                        name.split(",")[0] not in SINGLE_ENTRY:
                     continue
                 scaled = d1 + self.delta * (d2 - d1)
                 out.append(InputPair(d1.copy(), scaled, f"{name} (n={n})"))

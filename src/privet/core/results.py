@@ -330,6 +330,12 @@ def say_verified(claimed: float, where: str) -> str:
     return f"verified ε ≤ {fmt_num(claimed)} {where}"
 
 
+def inconclusive_text(p: float, tests: int) -> str:
+    """The verdict of a p-value below alpha that does not survive the correction for the
+    run's other claims (issue 12): never red, never "no violation found" either."""
+    return f"inconclusive: {fmt_p(p)}, not significant after correction for {tests} tests"
+
+
 # --------------------------------------------------------------------------------------------
 # Common results
 # --------------------------------------------------------------------------------------------
@@ -614,7 +620,9 @@ class SuiteLine:
 @dataclass(frozen=True)
 class SuiteResult:
     """A ``privet suite`` run: per-engine ``rows`` (with full results) and per-mechanism
-    ``lines``. ``interrupted`` is True when Ctrl-C stopped it (what finished is kept)."""
+    ``lines``. ``interrupted`` is True when Ctrl-C stopped it (what finished is kept).
+    ``alpha`` bounds the probability that any line wrongly reads "violation" (Holm over
+    ``tests`` statistical claims; exact and SMT results are proofs)."""
 
     rows: tuple
     lines: tuple
@@ -623,6 +631,8 @@ class SuiteResult:
     interrupted: bool = False
     seconds: float = 0.0
     seed: int | None = None
+    alpha: float = 0.05      # family-wise error rate of the run's statistical claims (Holm)
+    tests: int = 0           # how many statistical claims the correction covers
 
     def _shown(self) -> list:
         found = sum(ln.verdict.startswith("violation") for ln in self.lines)
@@ -722,9 +732,12 @@ class DetectResult:
     """``privet.detect``: StatDP's test of one mechanism at one test epsilon.
 
     ``verdict`` is "violation found (p = ...)" or "no violation found"; ``p_value`` is the
-    final test's (fresh samples) of the selected (D1, D2, args, event); ``counterexample``
-    is that witness when the test rejects at ``alpha``, else None. ``candidates`` are the
-    best events of the best-scoring input pairs, each with its own final-test p-value.
+    final test's (fresh samples) of the selected (D1, D2, args, event) -- the sequential
+    p-value (:mod:`privet.stats.sequential`) when the test ran in looks, valid at every
+    level; ``counterexample`` is that witness when the test rejects at ``alpha``, else None.
+    ``details['samples']`` counts every output drawn (pilot, selection, final).
+    ``candidates`` are the best events of the best-scoring input pairs, each with its own
+    final-test p-value.
     ``curve`` holds the p-value curve when test epsilons were given; ``arg_path`` says how
     the arguments were found: "maxsmt", "grid", "given" or "defaults".
     """
@@ -747,7 +760,9 @@ class DetectResult:
 
     @property
     def violation(self) -> bool:
-        return self.p_value < self.alpha
+        # the test's decision (a sequential test's, or a curve's fixed-sequence one), not
+        # p < alpha: a point of a curve may have p < alpha and still not be claimed
+        return self.counterexample is not None
 
     def _shown(self) -> list:
         cx = self.counterexample

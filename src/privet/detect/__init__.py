@@ -35,8 +35,9 @@ from ..core.results import (
     mark_interrupted,
 )
 from ..core.seeds import SeedLike, as_seed
-from ..core.text import fmt_num
+from ..core.text import fmt_num, fmt_p
 from ..stats.hypothesis import pvalues as _pvalues
+from ..stats.sequential import REJECT, first_rejections
 from . import attack as _attack
 from .approx import N_MAX, detect_approx, null_for
 from .engine import Session, open_session, run_curve, test_point, verdict_text
@@ -69,16 +70,9 @@ def _check_curve_eps(test_epsilons: Sequence[float]) -> list[float]:
 
 def _curve(session: Session, eps: list[float], claimed, seconds: float,
            per_point: list[float]) -> PValueCurve:
-    e, chosen, secs = run_curve(session, eps)
+    e, chosen, secs, outcomes = run_curve(session, eps)
     ps = tuple(float(c.p_value) for c in chosen)
-    rejected = [x for x, p in zip(e, ps) if p < session.alpha]
-    lb = max(rejected) if rejected else None
-    if claimed is not None and lb is not None and lb >= claimed:
-        verdict = f"violation found: ε > {fmt_num(lb)}, the claimed ε is {fmt_num(claimed)}"
-    elif lb is not None:
-        verdict = f"no violation found at the claimed ε; ε > {fmt_num(lb)}"
-    else:
-        verdict = "no violation found"
+    lb, verdict = _curve_summary(e, ps, session.alpha, claimed)
     per_point.extend(secs)
     curve = PValueCurve(
         mechanism=session.mech.name, claimed_epsilon=claimed, test_epsilons=tuple(e),
@@ -87,10 +81,46 @@ def _curve(session: Session, eps: list[float], claimed, seconds: float,
         claim=session.mech.describe_claim(),
         details={"seconds_per_point": secs, "arg_path": session.arg_path,
                  "schema": session.plan.schema.describe(), "pairs": len(session.pairs),
-                 "inputs": len(session.sources), "candidates": session.n_candidates},
+                 "inputs": len(session.sources), "candidates": session.n_candidates,
+                 "samples": session.samples, "design": _design_text(session),
+                 "looks": [o.look + 1 for o in outcomes],
+                 "interrupted": any(o.interrupted for o in outcomes) or len(e) < len(eps),
+                 "lower_bound_rule": "fixed-sequence: the test epsilons in increasing order, "
+                                     "up to the first one not rejected"},
     )
     # Ctrl-C kept the points done
     return mark_interrupted(curve) if len(e) < len(eps) else curve
+
+
+def _curve_summary(eps: Sequence[float], ps: Sequence[float], alpha: float,
+                   claimed) -> tuple[float | None, str]:
+    """The lower bound and verdict of a p-value curve, family-wise error at most alpha.
+
+    The nulls are nested (eps-DP implies eps'-DP for eps' > eps), so the test epsilons are
+    tested in increasing order, each at level alpha, stopping at the first that is not
+    rejected (fixed-sequence testing, :func:`privet.stats.sequential.first_rejections`):
+    the lower bound is the last rejected one. A rejection above a non-rejected point is
+    not a claim (it is shown, not counted).
+    """
+    order = sorted(range(len(eps)), key=lambda i: eps[i])
+    k = first_rejections([ps[i] for i in order], alpha)
+    lb = float(eps[order[k - 1]]) if k else None
+    if claimed is not None and lb is not None and lb >= claimed:
+        verdict = f"violation found: ε > {fmt_num(lb)}, the claimed ε is {fmt_num(claimed)}"
+    elif lb is not None:
+        verdict = f"no violation found at the claimed ε; ε > {fmt_num(lb)}"
+    else:
+        verdict = "no violation found"
+    return lb, verdict
+
+
+def _design_text(session: Session) -> str:
+    d = session.design
+    if len(d.looks) == 1:
+        return f"fixed size: {d.budget:,} fresh samples per input"
+    return (f"group-sequential: looks at {d.looks[0]:,} to {d.budget:,} fresh samples per "
+            f"input (x{d.looks[1] / d.looks[0]:g}), alpha spent as alpha t^{d.rho:g}, "
+            "union bound over looks")
 
 
 def detect(mechanism: Any, epsilon: float | None = None, *,
@@ -98,17 +128,31 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
            args: Mapping[str, Any] | None = None, n_select: int = 100_000,
            n_final: int = 500_000, alpha: float = 0.05, seed: SeedLike = None,
            progress: bool = False, executor: Any = None,
-           max_candidates: int = MAX_CANDIDATES, delta: float | None = None,
-           n_max: int = N_MAX) -> DetectResult:
+           max_candidates: int = MAX_CANDIDATES, sequential: bool = True,
+           delta: float | None = None, n_max: int = N_MAX) -> DetectResult:
     """Test whether ``mechanism`` is ``epsilon``-DP (Algorithm 1 of StatDP).
 
     ``epsilon`` is the test epsilon (default: the claimed one); the mechanism always runs
     with its own claimed epsilon. ``inputs``: (d1, d2) pairs (checked against the neighbor
-    relation), default the Table 1 patterns at lengths 5 and 10 (the domain's length when it
-    fixes one). ``args``: fixed non-private arguments, or None to generate them (Sec.
-    4.4.2; ``result.arg_path`` says how). ``n_select`` samples per input select the event
-    (Algorithm 3), ``n_final`` fresh samples per input test it. ``test_epsilons`` adds the
-    p-value curve (sharing all samples). ``max_candidates`` pairs get a final test of their
+    relation), default the Table 1 patterns, both orientations, at lengths 5 and 10 (the
+    domain's length when it fixes one). ``args``: fixed non-private arguments, or None to
+    generate them (Sec. 4.4.2; ``result.arg_path`` says how).
+
+    ``sequential=True`` (default): the final test runs in looks of 2,000, 4,000, ... fresh
+    samples per input up to ``n_final``, re-selecting the event before each look on
+    selection samples that grow with it (the pilot first, then up to ``n_select`` for the
+    best pairs), and stops as soon as a look is decisive: a rejection at the level an
+    alpha-spending function gives that look, or a clear pass (futility). The type-I error
+    stays at most ``alpha`` under this optional stopping (union bound over looks, see
+    :mod:`privet.stats.sequential`); ``p_value`` is then the sequential p-value.
+    ``sequential=False``: StatDP's fixed sizes, ``n_select`` samples per input for
+    selection (Algorithm 3) and ``n_final`` fresh ones for the final test.
+
+    ``test_epsilons`` adds the p-value curve (sharing all samples); its lower bound is the
+    last of the test epsilons rejected in increasing order (fixed-sequence testing), and
+    when the curve is asked for, a violation at ``epsilon`` is claimed only if every test
+    epsilon below it is rejected too, so the family-wise error of all these claims
+    together stays at most ``alpha``. ``max_candidates`` pairs get a final test of their
     best event (``result.candidates``). ``seed`` replays the run exactly, on any
     ``executor``: where the sample-and-reduce chunks run -- ``'inprocess'``,
     ``'processes'``, ``'dask'`` (a local cluster), ``'dask://HOST:PORT'`` (a running
@@ -136,54 +180,93 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     eps = _test_epsilon(mech, epsilon)
     curve_eps = _check_curve_eps(test_epsilons) if test_epsilons is not None else None
     session = open_session(mech, inputs=inputs, args=args, n_select=n_select, n_final=n_final,
-                           alpha=alpha, seed=seed, progress=progress, executor=executor)
+                           alpha=alpha, seed=seed, progress=progress, executor=executor,
+                           sequential=sequential)
     try:
         setup = time.perf_counter() - t0
-        chosen, cands = test_point(session, eps, max_candidates)
-        # black boxes: the classifier-attack family's own witness and final test
-        chosen, cands = _attack.hook(mech, chosen, cands, eps, n_select=session.n_select,
-                                     n_final=session.n_final, alpha=session.alpha, args=args,
-                                     seed=session.seed, executor=session.executor,
-                                     progress=progress, inputs=inputs)
+        chosen, cands, outcome = test_point(session, eps, max_candidates)
+        # black boxes: the classifier-attack family's own witness and final test, joined
+        # with the (sequential) StatDP test by Bonferroni; then chosen.p_value is the joint
+        # p-value and decides
+        chosen, cands, joined = _attack.hook(
+            mech, chosen, cands, eps, n_select=session.n_select, n_final=session.n_final,
+            alpha=session.alpha, args=args, seed=session.seed, executor=session.executor,
+            progress=progress, inputs=inputs, skip=outcome.interrupted)
         curve = None
         per_point: list[float] = []
-        if curve_eps is not None:
+        if curve_eps is not None and not outcome.interrupted:
             curve = _curve(session, curve_eps, mech.epsilon, setup, per_point)
     finally:
         session.executor.shutdown()
     p = float(chosen.p_value)
+    decided = p <= session.alpha if joined else outcome.step.decision == REJECT
+    rejected = decided
+    notes = list(session.notes)
+    if rejected and curve is not None:
+        # fixed-sequence over the curve and this point: every smaller test eps must fall too
+        below = [(x, q) for x, q in zip(curve.test_epsilons, curve.p_values) if x < eps]
+        lb, _ = _curve_summary([x for x, _ in below] + [eps], [q for _, q in below] + [p],
+                               session.alpha, None)
+        if lb is None or lb < eps:
+            rejected = False
+            notes.append("p <= alpha at this test epsilon, but a smaller test epsilon of the "
+                         "curve was not rejected: not a violation under fixed-sequence "
+                         "testing")
+    if outcome.interrupted:
+        notes.append("interrupted (Ctrl-C) before the sequential test was decisive")
+    verdict = verdict_text(p, session.alpha, rejected)
+    if outcome.interrupted and not rejected:
+        verdict = f"inconclusive: interrupted ({fmt_p(p)} so far)"
+    if rejected != decided:
+        verdict = f"inconclusive: {fmt_p(p)}, but a smaller test ε was not rejected"
     result = DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
         claim=mech.describe_claim(), test_delta=0.0 if delta is not None else None,
-        verdict=verdict_text(p, session.alpha), p_value=p,
-        counterexample=chosen if p < session.alpha else None, candidates=tuple(cands),
+        verdict=verdict, p_value=p,
+        counterexample=chosen if rejected else None, candidates=tuple(cands),
         curve=curve, arg_path=session.arg_path, seed=session.seed,
         seconds=time.perf_counter() - t0, alpha=session.alpha,
         details={"setup_seconds": setup, "n_select": session.n_select,
                  "n_final": session.n_final, "pairs": len(session.pairs),
                  "inputs": len(session.sources), "schema": session.plan.schema.describe(),
-                 "candidate_events": session.n_candidates, "notes": session.notes,
-                 "selected": chosen},
+                 "candidate_events": session.n_candidates, "notes": notes,
+                 "selected": chosen, "samples": session.samples,
+                 "design": _design_text(session), "looks": outcome.look + 1,
+                 "stopped": _stopped(outcome), "interrupted": outcome.interrupted},
     )
     return mark_interrupted(result) if interrupted(curve) else result
+
+
+def _stopped(outcome) -> str:
+    step, n = outcome.step, outcome.look + 1
+    if outcome.interrupted:
+        return f"interrupted after look {n}"
+    if step.decision == REJECT:
+        return f"rejected at look {n}"
+    return f"clear pass at look {n} (futility)" if step.futile else f"budget used ({n} looks)"
 
 
 def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,
                  args: Mapping[str, Any] | None = None, n_select: int = 100_000,
                  n_final: int = 500_000, alpha: float = 0.05, seed: SeedLike = None,
-                 progress: bool = False, executor: Any = None) -> PValueCurve:
+                 progress: bool = False, executor: Any = None,
+                 sequential: bool = True) -> PValueCurve:
     """p-values of the selected counterexample at each test epsilon (StatDP Figs. 1-4).
 
-    ``lower_bound`` is the largest test epsilon rejected at ``alpha``: a statistical lower
-    bound on the mechanism's true epsilon. Samples are drawn once and shared by all points
-    (each point's final test uses samples that did not select its event). ``executor`` as
-    in :func:`detect` (the curve does not depend on it).
+    ``lower_bound`` is a statistical lower bound on the mechanism's true epsilon with
+    family-wise error at most ``alpha``: the test epsilons are tested in increasing order
+    and the bound is the last one rejected before the first that is not (the nulls are
+    nested, so no correction is needed). Samples are drawn once and shared by all points
+    (each point's final test uses samples that did not select its event); ``sequential``
+    as in :func:`detect`. ``executor`` as in :func:`detect` (the curve does not depend on
+    it).
     """
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)
     eps = _check_curve_eps(test_epsilons)
     session = open_session(mech, inputs=inputs, args=args, n_select=n_select, n_final=n_final,
-                           alpha=alpha, seed=seed, progress=progress, executor=executor)
+                           alpha=alpha, seed=seed, progress=progress, executor=executor,
+                           sequential=sequential)
     try:
         return _curve(session, eps, mech.epsilon, time.perf_counter() - t0, [])
     finally:

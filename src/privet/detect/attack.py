@@ -119,15 +119,21 @@ def combine(statdp: Counterexample, attack: Counterexample | None, alpha: float
 
 def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *,
          n_select: int, n_final: int, alpha: float, args: dict | None, seed: int,
-         executor: Any, progress: bool, inputs=None) -> tuple[Counterexample, list]:
+         executor: Any, progress: bool, inputs=None, skip: bool = False
+         ) -> tuple[Counterexample, list, bool]:
     """detect's hook: for a black box, the attack family's final test joined with StatDP's
-    (:func:`combine`; on detect's ``inputs`` when given); other mechanisms pass through."""
-    if not applies(mech):
-        return chosen, cands
+    (:func:`combine`; on detect's ``inputs`` when given): ``(shown, candidates, True)``,
+    where ``shown.p_value`` is the joint p-value (StatDP's, sequential or not, is valid at
+    every level, so the Bonferroni minimum of the two doubled is too). Other mechanisms,
+    a ``skip`` (Ctrl-C during StatDP's test) and an attack that found nothing pass through:
+    ``(chosen, cands, False)``."""
+    if skip or not applies(mech):
+        return chosen, cands, False
     pairs = [tuple(p) for p in inputs] if inputs is not None else None
     extra = attack_test(mech, epsilon, n_select=n_select, n_final=n_final, alpha=alpha,
                         args=args, seed=seed, executor=executor, progress=progress,
                         pairs=pairs)
+    if extra is None:
+        return chosen, cands, False
     shown, _, pair = combine(chosen, extra, alpha)
-    rest = [c for c in cands[1:]]
-    return shown, pair + rest
+    return shown, pair + list(cands[1:]), True

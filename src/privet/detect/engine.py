@@ -1,18 +1,32 @@
-"""StatDP's counterexample detection (Algorithm 1 of Ding et al., CCS 2018), sample-once.
+"""StatDP's counterexample detection (Algorithm 1 of Ding et al., CCS 2018), sequential.
 
 A :class:`Session` does the expensive work once per mechanism and input list:
 
-1. input generation (Algorithm 4): neighbor patterns (Table 1) and arguments (least noise
-   for ``noise_args``, MaxSMT over a :class:`~privet.detect.trace.Trace` for the others,
-   a small grid when the mechanism cannot be traced);
+1. input generation (Algorithm 4): neighbor patterns (Table 1, both orientations) and
+   arguments (least noise for ``noise_args``, MaxSMT over a
+   :class:`~privet.detect.trace.Trace` for the others, a small grid when the mechanism
+   cannot be traced);
 2. a pilot sample per input fixes the output schema and the event search space
    (:mod:`privet.detect.space`);
-3. ``n_select`` samples per input are reduced to histograms (the selection samples);
+3. selection samples are reduced to histograms: in the sequential design (default) the
+   pilot itself is the first selection sample, and every input gets more as the final test
+   grows (all of them: a futility stop must not rest on a selection that never looked at
+   some pair with more than the pilot); in the fixed design, ``n_select`` fresh samples per
+   input;
 4. for each test epsilon, EventSelector (Algorithm 3) scores every candidate of every pair
    from those histograms, and the chosen (D1, D2, args, E) gets the final HypothesisTest
-   (line 4 of Algorithm 1) on ``n_final`` *fresh* samples of D1 and D2, drawn from their
-   own seed stream and reused across test epsilons: every point's final test uses samples
-   that played no part in selecting its event.
+   (line 4 of Algorithm 1) on *fresh* samples of D1 and D2, drawn from their own seed
+   stream (shared across test epsilons): every final test uses samples that played no
+   part in selecting its event.
+
+The final test is group-sequential (:mod:`privet.stats.sequential`): fresh samples come in
+batches at looks 2,000, 4,000, ... up to ``n_final`` per side, the event is re-selected on
+the grown selection samples before each look, and the test stops as soon as a look rejects
+at the level the alpha-spending function gives it (a violation), or the event is clearly
+inside the null (futility: no violation found). The union bound over looks keeps the type-I
+error at most alpha under this optional stopping, whichever event each look tests, because
+each look's event is chosen on samples independent of the final ones and its sample size
+is fixed in advance. ``sequential=False`` runs the fixed-size test of the paper instead.
 """
 
 from __future__ import annotations
@@ -28,9 +42,10 @@ from ..core.errors import InputError, MechanismError, PrivetError, advice, check
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.results import Counterexample, say_found
 from ..core.seeds import as_seed
-from ..execution import Reduced, get_executor, map_reduce
+from ..execution import get_executor, map_reduce
 from ..execution.progress import progress_bar
 from ..stats.hypothesis import approx_pvalue, count_filter, thinned_fisher_pvalue
+from ..stats.sequential import CONTINUE, REJECT, Design, Step, schedule, sequential_step
 from . import trace as tr
 from .histograms import event_histograms
 from .space import NoEventError, Plan, Reducer, build_plan, count_events, infer_schema, rows_of
@@ -42,15 +57,17 @@ PHASE_PILOT, PHASE_SELECT, PHASE_FINAL = 0, 1, 2
 
 @dataclass
 class Source:
-    """One input with its arguments: sampled once per phase."""
+    """One input with its arguments, and what has been drawn of it so far."""
 
     x: np.ndarray
     args: dict
     index: int
     group: int = 0
-    select: Reduced | None = None
-    final: Reduced | None = None
     pilot: np.ndarray | None = None
+    sel_hist: np.ndarray | None = None     # selection histogram
+    sel_n: int = 0
+    sel_batches: int = 0                   # selection batches drawn (their seed keys)
+    final: list = field(default_factory=list)  # cumulative final histograms, one per look
 
 
 @dataclass
@@ -99,6 +116,18 @@ class Selection:
     direction: int  # 0: P(M(D1) in E) too large, 1: P(M(D2) in E) too large
     p_value: float
     counts: tuple
+    n: tuple = (0, 0)
+
+
+@dataclass
+class Outcome:
+    """The sequential final test of one test epsilon: the step where it stopped, the look,
+    the selection it tested there, and whether Ctrl-C cut it short."""
+
+    step: Step
+    look: int
+    selection: Selection
+    interrupted: bool = False
 
 
 @dataclass
@@ -116,9 +145,11 @@ class Session:
     executor: Any
     progress: bool
     alpha: float
+    sequential: bool = True
     notes: list = field(default_factory=list)
+    samples: int = 0                     # outputs drawn so far (pilot, selection, final)
     sel_counts: list | None = None
-    sel_n: np.ndarray | None = None
+    _advance: Any = None                 # the progress bar of the running sequential test
 
     @property
     def plan(self) -> Plan:
@@ -129,36 +160,68 @@ class Session:
     def n_candidates(self) -> int:
         return int(sum(p.start.size for p in self.plans))
 
-    # -- sampling ---------------------------------------------------------------------------
-    def _stream(self, phase: int, index: int) -> np.random.SeedSequence:
-        root = np.random.SeedSequence(self.seed)
-        return np.random.SeedSequence(root.entropy, spawn_key=(phase, index))
+    @property
+    def design(self) -> Design:
+        looks = schedule(self.n_final) if self.sequential else (self.n_final,)
+        return Design(looks, self.alpha)
 
-    def _sample(self, srcs: Sequence[Source], phase: int, n: int) -> None:
-        todo = [s for s in srcs if (s.select if phase == PHASE_SELECT else s.final) is None]
-        if not todo:
-            return
-        label = "detect: selection samples" if phase == PHASE_SELECT else "detect: final samples"
-        with progress_bar(n * len(todo), label, enabled=self.progress) as advance:
-            for s in todo:
-                reducer = Reducer(self.plans[s.group], self.mech.name)
-                red = map_reduce(self.mech, s.x, n, reducer, args=s.args,
-                                 seed=self._stream(phase, s.index), executor=self.executor,
-                                 progress=advance)
-                if red.value is None:
-                    raise KeyboardInterrupt
-                if phase == PHASE_SELECT:
-                    s.select = red
-                else:
-                    s.final = red
-                if red.interrupted:
-                    raise KeyboardInterrupt
+    # -- sampling ---------------------------------------------------------------------------
+    def _seed(self, *key: int) -> np.random.SeedSequence:
+        return np.random.SeedSequence(np.random.SeedSequence(self.seed).entropy, spawn_key=key)
+
+    def _draw(self, s: Source, n: int, key: tuple, label: str) -> np.ndarray:
+        """``n`` outputs of ``s`` reduced to its plan's flat histogram (seed stream ``key``);
+        progress goes to the running test's bar when there is one."""
+        with progress_bar(n, label, enabled=self.progress and self._advance is None) as bar:
+            red = map_reduce(self.mech, s.x, n, Reducer(self.plans[s.group], self.mech.name),
+                             args=s.args, seed=self._seed(*key), executor=self.executor,
+                             progress=self._advance or bar)
+        if red.value is None or red.interrupted:
+            raise KeyboardInterrupt
+        self.samples += int(red.n)
+        return red.value
+
+    def _set_selection(self, s: Source, hist: np.ndarray, n: int) -> None:
+        s.sel_hist, s.sel_n = hist, int(n)
+        if self.sel_counts is not None:
+            self.sel_counts[s.index] = count_events(self.plans[s.group], hist)
 
     def prepare_selection(self) -> None:
-        self._sample(self.sources, PHASE_SELECT, self.n_select)
-        self.sel_counts = [count_events(self.plans[s.group], s.select.value)
-                           for s in self.sources]
-        self.sel_n = np.array([s.select.n for s in self.sources], dtype=np.int64)
+        """Sequential: the pilot is the first selection sample. Fixed: ``n_select`` fresh."""
+        for s in self.sources:
+            if self.sequential:
+                reducer = Reducer(self.plans[s.group], self.mech.name)
+                self._set_selection(s, reducer(s.pilot), s.pilot.shape[0])
+            else:
+                hist = self._draw(s, self.n_select, (PHASE_SELECT, s.index),
+                                  "detect: selection samples")
+                self._set_selection(s, hist, self.n_select)
+        self.sel_counts = [count_events(self.plans[s.group], s.sel_hist) for s in self.sources]
+
+    def grow_selection(self, pairs: Sequence[int], target: int) -> None:
+        """Draw more selection samples for the inputs of ``pairs``, up to ``target`` each."""
+        for pi in pairs:
+            for si in (self.pairs[pi].s1, self.pairs[pi].s2):
+                s = self.sources[si]
+                if s.sel_n >= target:
+                    continue
+                s.sel_batches += 1
+                more = self._draw(s, target - s.sel_n, (PHASE_SELECT, s.index, s.sel_batches),
+                                  "detect: selection samples")
+                self._set_selection(s, s.sel_hist + more, target)
+
+    def final_counts(self, s: Source, cand: int, look: int) -> int:
+        """The count of candidate ``cand`` in the first ``design.looks[look]`` fresh samples
+        of ``s`` (drawing the batches still missing)."""
+        looks = self.design.looks
+        while len(s.final) <= look:
+            b = len(s.final)
+            size = looks[b] - (looks[b - 1] if b else 0)
+            key = (PHASE_FINAL, s.index) if b == 0 else (PHASE_FINAL, s.index, b)
+            hist = self._draw(s, size, key, "detect: final samples")
+            s.final.append(hist if b == 0 else s.final[-1] + hist)
+        plan = self.plans[s.group]
+        return int(count_events(plan, s.final[look], np.array([cand]))[0])
 
     def _pair_index(self, pi: int) -> np.ndarray:
         cache = self.__dict__.setdefault("_idx_cache", {})
@@ -171,13 +234,14 @@ class Session:
     # -- Algorithm 3 ------------------------------------------------------------------------
     def select(self, epsilon: float) -> list[Selection]:
         """EventSelector: the best event of every pair (exact p-value on selection counts)."""
-        assert self.sel_counts is not None and self.sel_n is not None
+        assert self.sel_counts is not None
+        sel_n = np.array([s.sel_n for s in self.sources], dtype=np.int64)
         shortlist: list[tuple[int, int, int, float]] = []
         for pi, pair in enumerate(self.pairs):
             idx = self._pair_index(pi)
             c1 = self.sel_counts[pair.s1][idx]
             c2 = self.sel_counts[pair.s2][idx]
-            n1, n2 = self.sel_n[pair.s1], self.sel_n[pair.s2]
+            n1, n2 = sel_n[pair.s1], sel_n[pair.s2]
             keep = count_filter(c1, c2, min(n1, n2), epsilon)
             if not np.any(keep):
                 continue
@@ -192,8 +256,9 @@ class Session:
         if not shortlist:
             raise NoEventError(
                 f"no event over the outputs of {self.mech.name!r} has enough samples to be "
-                f"tested (c_E >= 0.001 n e^eps with n = {self.n_select:,}, eps = {epsilon:g}; "
-                "StatDP footnote 3): raise n_select or lower the test epsilon."
+                f"tested (c_E >= 0.001 n e^eps with n = {int(sel_n.min()):,}, "
+                f"eps = {epsilon:g}; StatDP footnote 3): raise n_select or lower the test "
+                "epsilon."
             )
         pis = np.array([s[0] for s in shortlist])
         cands = np.array([s[1] for s in shortlist])
@@ -202,7 +267,7 @@ class Session:
         s2 = np.array([self.pairs[p].s2 for p in pis])
         a1 = np.array([self.sel_counts[i][c] for i, c in zip(s1, cands)], dtype=np.int64)
         a2 = np.array([self.sel_counts[i][c] for i, c in zip(s2, cands)], dtype=np.int64)
-        n1, n2 = self.sel_n[s1], self.sel_n[s2]
+        n1, n2 = sel_n[s1], sel_n[s2]
         first = np.where(dirs == 0, a1, a2)
         second = np.where(dirs == 0, a2, a1)
         nf, ns = np.where(dirs == 0, n1, n2), np.where(dirs == 0, n2, n1)
@@ -213,44 +278,100 @@ class Session:
             p = int(pis[i])
             if p not in best:
                 best[p] = Selection(p, int(cands[i]), int(dirs[i]), float(exact[i]),
-                                    (int(a1[i]), int(a2[i])))
+                                    (int(a1[i]), int(a2[i])), (int(n1[i]), int(n2[i])))
         return sorted(best.values(), key=lambda s: (s.p_value, s.pair))
 
-    # -- line 4 of Algorithm 1 ----------------------------------------------------------------
-    def final_test(self, sel: Selection, epsilon: float) -> Counterexample:
+    # -- line 4 of Algorithm 1, sequential ----------------------------------------------------
+    def _oriented(self, sel: Selection, look: int) -> tuple[int, int, int]:
+        """(c_top, c_bottom, n): final counts at ``look``, the too-likely side first."""
+        pair = self.pairs[sel.pair]
+        c1 = self.final_counts(self.sources[pair.s1], sel.cand, look)
+        c2 = self.final_counts(self.sources[pair.s2], sel.cand, look)
+        n = int(self.design.looks[look])
+        return (c1, c2, n) if sel.direction == 0 else (c2, c1, n)
+
+    def sequential_test(self, epsilon: float) -> Outcome:
+        """Looks at growing sizes until one is decisive (see the module docstring)."""
+        with progress_bar(None, "detect", enabled=self.progress) as advance:
+            self._advance = advance
+            try:
+                return self._looks(epsilon)
+            finally:
+                self._advance = None
+
+    def _looks(self, epsilon: float) -> Outcome:
+        design = self.design
+        previous = 1.0
+        sels = self.select(epsilon)
+        outcome = None
+        for look, n in enumerate(design.looks):
+            self._advance(0, description=f"detect at test eps {epsilon:g}: look {look + 1} "
+                                         f"of {len(design.looks)}, {n:,} fresh samples per "
+                                         "input")
+            try:
+                if look and self.sequential:
+                    # the selection grows with the final test, on every pair: which
+                    # pairs grow must not depend on a ranking made on pilot samples (a
+                    # pair whose violation the pilot cannot see would never be tested,
+                    # and a futility stop on a weaker event would miss it)
+                    target = int(min(self.n_select, max(PILOT, self.n_select * n /
+                                                        design.budget)))
+                    self.grow_selection(range(len(self.pairs)), target)
+                    sels = self.select(epsilon)
+                sel = sels[0]
+                ca, cb, n = self._oriented(sel, look)
+            except KeyboardInterrupt:
+                if outcome is None:
+                    raise
+                outcome.interrupted = True
+                return outcome
+            step = sequential_step(ca, cb, n, n, epsilon, design=design, look=look,
+                                   previous=previous)
+            previous = step.bonferroni
+            outcome = Outcome(step, look, sel)
+            if step.decision != CONTINUE:
+                break
+        assert outcome is not None
+        return outcome
+
+    def counterexample(self, sel: Selection, epsilon: float, look: int,
+                       step: Step | None = None) -> Counterexample:
+        """The witness of ``sel`` on the final samples of ``look``; ``step`` the sequential
+        test's (None: a candidate, given its fixed-size p-value at that look)."""
         pair = self.pairs[sel.pair]
         srcs = [self.sources[pair.s1], self.sources[pair.s2]]
-        self._sample(srcs, PHASE_FINAL, self.n_final)
-        plan = self.plans[pair.group]
-        idx = np.array([sel.cand])
-        c1 = int(count_events(plan, srcs[0].final.value, idx)[0])
-        c2 = int(count_events(plan, srcs[1].final.value, idx)[0])
-        n1, n2 = srcs[0].final.n, srcs[1].final.n
+        c1 = self.final_counts(srcs[0], sel.cand, look)
+        c2 = self.final_counts(srcs[1], sel.cand, look)
+        n1 = n2 = int(self.design.looks[look])
         p_top = float(thinned_fisher_pvalue(c1, c2, n1, n2, epsilon))
         p_bot = float(thinned_fisher_pvalue(c2, c1, n2, n1, epsilon))
-        p = p_top if sel.direction == 0 else p_bot
+        p_look = p_top if sel.direction == 0 else p_bot
+        p = step.p_value if step is not None else p_look
+        rejected = step.decision == REJECT if step is not None else p_look <= self.alpha
+        plan = self.plans[pair.group]
         event = plan.event(sel.cand)
         # orient the witness: P(M(d1) in E) > e^eps P(M(d2) in E)
         a, b = (srcs[0], srcs[1]) if sel.direction == 0 else (srcs[1], srcs[0])
         ca, cb = (c1, c2) if sel.direction == 0 else (c2, c1)
-        na, nb = (n1, n2) if sel.direction == 0 else (n2, n1)
-        rejected = p < self.alpha
         shown_args = {k: _plain(v) for k, v in pair.args.items()}
+        details = {
+            "pattern": pair.pattern + (" [D1 and D2 exchanged]" if sel.direction else ""),
+            "p_top": p_top, "p_bottom": p_bot, "p_look": p_look, "look": look + 1,
+            "selection_p": sel.p_value,
+            "selection_counts": list(sel.counts) if sel.direction == 0
+            else list(sel.counts[::-1]),
+            "n_select": int(min(sel.n)), "arg_path": self.arg_path,
+            # the event's statistic under D1 and D2 (same final-test samples, oriented)
+            "histograms": event_histograms(plan, sel.cand, a.final[look], b.final[look]),
+        }
+        if step is not None:
+            details["level"] = step.level
         return Counterexample(
             mechanism=self.mech.name, d1=tuple(_plain(a.x)), d2=tuple(_plain(b.x)),
             args=shown_args, event=event.describe(), event_spec=_spec(event),
-            counts=(ca, cb), n=(na, nb), p_value=p, test_epsilon=float(epsilon),
+            counts=(ca, cb), n=(n1, n2), p_value=p, test_epsilon=float(epsilon),
             epsilon_witnessed=float(epsilon) if rejected else None,
-            confidence=1.0 - self.alpha, exact=False, seed=self.seed,
-            details={
-                "pattern": pair.pattern + (" [D1 and D2 exchanged]" if sel.direction else ""),
-                "p_top": p_top, "p_bottom": p_bot, "selection_p": sel.p_value,
-                "selection_counts": list(sel.counts) if sel.direction == 0
-                else list(sel.counts[::-1]),
-                "n_select": int(self.sel_n[pair.s1]), "arg_path": self.arg_path,
-                # the event's statistic under D1 and D2 (same final-test samples, oriented)
-                "histograms": event_histograms(plan, sel.cand, a.final.value, b.final.value),
-            },
+            confidence=1.0 - self.alpha, exact=False, seed=self.seed, details=details,
         )
 
 
@@ -342,15 +463,9 @@ def generate_inputs(mech: Mechanism, inputs: Iterable | None = None,
     if mech.supports("ops"):
         try:
             planned = []
-            cache: dict = {}
+            cache: dict = {}  # symbolic runs per input, solutions per distinct problem
             for a, b, p in raw:
-                key = (a.tobytes(), b.tobytes())
-                rkey = (b.tobytes(), a.tobytes())
-                if rkey in cache:  # the swapped pair diverges on the same branches
-                    plan = cache[rkey]
-                else:
-                    plan = tr.maxsmt_args(mech, a, b, fixed)
-                    cache[key] = plan
+                plan = tr.maxsmt_args(mech, a, b, fixed, cache=cache)
                 planned.append((a, b, p, plan.args))
             return planned, "maxsmt", notes
         except PrivetError as err:
@@ -365,7 +480,8 @@ def generate_inputs(mech: Mechanism, inputs: Iterable | None = None,
 
 def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_000,
                  n_final: int = 500_000, alpha: float = 0.05, seed: int | None = None,
-                 progress: bool = False, executor: Any = None) -> Session:
+                 progress: bool = False, executor: Any = None,
+                 sequential: bool = True) -> Session:
     """Input generation, pilot, search space and selection samples (shared by every test eps)."""
     mech = as_mechanism(mechanism)
     if int(n_select) < 10 or int(n_final) < 10:
@@ -399,6 +515,7 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
     shared = _Shared(ex, owned=ex is not executor)
     # pilot: schema and the search space
     pilots = []
+    drawn = 0
     for s in sources:
         red = map_reduce(mech, s.x, min(PILOT, int(n_select)), _keep, args=s.args,
                          seed=np.random.SeedSequence(
@@ -409,14 +526,15 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
             shared.shutdown()
             raise KeyboardInterrupt
         s.pilot = np.concatenate(red.value, axis=0)
-        pilots.append((f"input {_show(s.x)}", s.pilot))
+        drawn += int(red.n)
+        pilots.append((_Label(s.x), s.pilot))
     try:
         plans = _build_plans(mech, sources, pairs, pilots)
     except BaseException:
         shared.shutdown()
         raise
     session = Session(mech, pairs, sources, plans, path, int(seed), int(n_select), int(n_final),
-                      shared, progress, float(alpha), notes)
+                      shared, progress, float(alpha), bool(sequential), notes, samples=drawn)
     try:
         session.prepare_selection()
     except BaseException:
@@ -475,36 +593,64 @@ def _show(x: np.ndarray) -> str:
     return np.array2string(np.asarray(x), separator=", ", threshold=12)
 
 
-def verdict_text(p: float, alpha: float) -> str:
-    """The verdict in the words of the table in :mod:`privet.core.results`."""
-    return say_found(p) if p < alpha else "no violation found"
+class _Label:
+    """"input [..]" for error messages, formatted only if one is raised (array2string is
+    slow next to a fast detect run)."""
+
+    def __init__(self, x: np.ndarray):
+        self.x = x
+
+    def __str__(self) -> str:
+        return f"input {_show(self.x)}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
 
 
-def test_point(session: Session, epsilon: float, max_candidates: int) -> tuple[Counterexample,
-                                                                                 list]:
-    """Selection and final test at one test epsilon: (selected, candidates)."""
+def verdict_text(p: float, alpha: float, rejected: bool | None = None) -> str:
+    """The verdict in the words of the table in :mod:`privet.core.results`: "violation
+    found (p = ...)" when the test rejected (default: p <= alpha), else "no violation
+    found"."""
+    rejected = p <= alpha if rejected is None else rejected
+    return say_found(p) if rejected else "no violation found"
+
+
+def test_point(session: Session, epsilon: float, max_candidates: int
+               ) -> tuple[Counterexample, list, Outcome]:
+    """Selection and the (sequential) final test at one test epsilon:
+    (selected, candidates, outcome). Candidates are the best events of the next-best pairs,
+    each tested on fresh samples of the size where the sequential test stopped (their
+    p-values are fixed-size ones, shown for information, not verdicts)."""
     eps = check_epsilon(epsilon, "the test epsilon")
-    sels = session.select(eps)
-    chosen = session.final_test(sels[0], eps)
+    outcome = session.sequential_test(eps)
+    chosen = session.counterexample(outcome.selection, eps, outcome.look, outcome.step)
     cands = [chosen]
-    for sel in sels[1:max(1, int(max_candidates))]:
-        cx = session.final_test(sel, eps)
-        if not any((c.d1, c.d2, c.event) == (cx.d1, cx.d2, cx.event) for c in cands):
-            cands.append(cx)
-    return chosen, cands
+    if not outcome.interrupted:
+        try:
+            for sel in session.select(eps)[:max(1, int(max_candidates))]:
+                if sel.pair == outcome.selection.pair:
+                    continue
+                cx = session.counterexample(sel, eps, outcome.look)
+                if not any((c.d1, c.d2, c.event) == (cx.d1, cx.d2, cx.event) for c in cands):
+                    cands.append(cx)
+                if len(cands) >= max_candidates:
+                    break
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+    return chosen, cands, outcome
 
 
 test_point.__test__ = False  # type: ignore[attr-defined]
 
 
 def run_curve(session: Session, test_epsilons: Sequence[float], max_candidates: int = 1
-              ) -> tuple[list[float], list[Counterexample], list[float]]:
+              ) -> tuple[list[float], list[Counterexample], list[float], list[Outcome]]:
     """Test every epsilon in turn; Ctrl-C keeps the points done so far."""
-    eps_list, chosen, secs = [], [], []
+    eps_list, chosen, secs, outcomes = [], [], [], []
     for e in test_epsilons:
         t0 = time.perf_counter()
         try:
-            c, _ = test_point(session, float(e), max_candidates)
+            c, _, out = test_point(session, float(e), max_candidates)
         except KeyboardInterrupt:
             if not chosen:
                 raise
@@ -512,9 +658,13 @@ def run_curve(session: Session, test_epsilons: Sequence[float], max_candidates: 
             break
         eps_list.append(float(e))
         chosen.append(c)
+        outcomes.append(out)
         secs.append(time.perf_counter() - t0)
-    return eps_list, chosen, secs
+        if out.interrupted:
+            session.notes.append(f"interrupted during test epsilon {float(e):g}")
+            break
+    return eps_list, chosen, secs, outcomes
 
 
-__all__ = ["Pair", "Selection", "Session", "Source", "generate_inputs", "open_session",
+__all__ = ["Outcome", "Pair", "Selection", "Session", "Source", "generate_inputs", "open_session",
            "run_curve", "test_point", "verdict_text"]

@@ -17,6 +17,7 @@ to the value of its range that gives the least noise, measured by running the me
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import math
 from collections.abc import Mapping, Sequence
@@ -368,24 +369,11 @@ def symbolic_arg_names(mech: Mechanism) -> list[str]:
             if k not in mech.noise_args and k != "epsilon" and _numeric_arg(v)]
 
 
-def maxsmt_args(mech: Mechanism, d1: Any, d2: Any, fixed: Mapping[str, Any],
-                timeout_ms: int = 5000) -> ArgPlan:
-    """Arguments that make M(D1) and M(D2) diverge on as many branches as possible.
-
-    Each argument in :func:`symbolic_arg_names` becomes a z3 variable (Int when its default
-    is an int, else Real), bounded by ``mech.arg_ranges`` when given. The mechanism runs
-    under :class:`Trace` on D1 and on D2; branch i gives the soft constraint
-    ``c1_i xor c2_i``. After MaxSMT, a second ``Optimize`` call keeps the satisfied
-    branches' truth values and maximizes the margin of every recorded comparison, so the
-    arguments sit in the middle of their feasible region rather than on a tie (with zero
-    noise a tie is an accident of the trace, not of the mechanism). Raises
-    :class:`PrivetError` when the mechanism cannot be traced.
-    """
+def _symbolic_setup(mech: Mechanism, fixed: Mapping[str, Any]) -> tuple[dict, dict, list]:
+    """(base args, z3 variables, hard range constraints) of :func:`maxsmt_args`."""
     z3 = _z3()
     names = symbolic_arg_names(mech)
     base = mech.resolve_args(dict(fixed))
-    if not names:
-        return ArgPlan(dict(fixed), "defaults")
     syms: dict[str, Any] = {}
     hard = []
     for name in names:
@@ -397,25 +385,72 @@ def maxsmt_args(mech: Mechanism, d1: Any, d2: Any, fixed: Mapping[str, Any],
             hard += [var >= spec[0], var <= spec[1]]
         elif isinstance(spec, (list, np.ndarray)) and len(spec):
             hard.append(z3.Or(*[var == v for v in list(spec)]))
-    runs = []
-    for x in (d1, d2):
-        sym_args = dict(base)
-        for name, var in syms.items():
-            sym_args[name] = _obj(var)
-        try:
-            _, trace = run_trace(mech, mech.domain.check(x), sym_args)
-        except Exception as err:
-            raise PrivetError(
-                f"mechanism {mech.name!r} cannot be traced with symbolic arguments "
-                f"({type(err).__name__}: {err})."
-            ) from err
-        runs.append([c for c in trace.conditions if isinstance(c, z3.BoolRef)])
-    c1, c2 = runs
+    return base, syms, hard
+
+
+def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any],
+                      cache: dict | None = None) -> list:
+    """The z3 branch conditions of ``mech`` on ``x`` with the symbolic arguments of
+    :func:`maxsmt_args` (one symbolic run; ``cache``, keyed by the input, shares it between
+    the pairs an input belongs to)."""
+    z3 = _z3()
+    key = (np.asarray(x).tobytes(), np.asarray(x).shape, repr(sorted(fixed.items())))
+    if cache is not None and key in cache:
+        return cache[key]
+    base, syms, _ = _symbolic_setup(mech, fixed)
+    sym_args = dict(base)
+    for name, var in syms.items():
+        sym_args[name] = _obj(var)
+    try:
+        _, trace = run_trace(mech, mech.domain.check(x), sym_args)
+    except Exception as err:
+        raise PrivetError(
+            f"mechanism {mech.name!r} cannot be traced with symbolic arguments "
+            f"({type(err).__name__}: {err})."
+        ) from err
+    conds = [c for c in trace.conditions if isinstance(c, z3.BoolRef)]
+    if cache is not None:
+        cache[key] = conds
+    return conds
+
+
+def maxsmt_args(mech: Mechanism, d1: Any, d2: Any, fixed: Mapping[str, Any],
+                timeout_ms: int = 5000, cache: dict | None = None) -> ArgPlan:
+    """Arguments that make M(D1) and M(D2) diverge on as many branches as possible.
+
+    Each argument in :func:`symbolic_arg_names` becomes a z3 variable (Int when its default
+    is an int, else Real), bounded by ``mech.arg_ranges`` when given. The mechanism runs
+    under :class:`Trace` on D1 and on D2; branch i gives the soft constraint
+    ``c1_i xor c2_i``. After MaxSMT, a second ``Optimize`` call keeps the satisfied
+    branches' truth values and maximizes the margin of every recorded comparison, so the
+    arguments sit in the middle of their feasible region rather than on a tie (with zero
+    noise a tie is an accident of the trace, not of the mechanism). Raises
+    :class:`PrivetError` when the mechanism cannot be traced.
+
+    ``cache`` (a dict the caller keeps for one mechanism) shares the symbolic run of each
+    input between its pairs, and the solution between pairs that pose the same problem: the
+    same multiset of branch pairs {c1_i, c2_i} -- the objective and the centering constraints
+    depend neither on their order nor on which input is D1, so a pair and its swap, and
+    often a pattern and its mirror image, are solved once.
+    """
+    z3 = _z3()
+    base, syms, hard = _symbolic_setup(mech, fixed)
+    if not syms:
+        return ArgPlan(dict(fixed), "defaults")
+    c1 = branch_conditions(mech, d1, fixed, cache)
+    c2 = branch_conditions(mech, d2, fixed, cache)
     if len(c1) != len(c2) or not c1:
         raise PrivetError(
             f"tracing {mech.name!r} gave {len(c1)} and {len(c2)} branch conditions on D1 and D2; "
             "argument generation needs the same branches on both."
         )
+    # z3 terms are hash-consed: equal ids are equal terms (the cache keeps them alive);
+    # c1 xor c2 is symmetric, so a pair and its swap pose the same problem
+    branches = collections.Counter(tuple(sorted((a.get_id(), b.get_id())))
+                                   for a, b in zip(c1, c2))
+    problem = ("maxsmt", repr(sorted(fixed.items())), tuple(sorted(branches.items())))
+    if cache is not None and problem in cache:
+        return cache[problem]
     opt = z3.Optimize()
     opt.set("timeout", int(timeout_ms))
     for h in hard:
@@ -428,14 +463,18 @@ def maxsmt_args(mech: Mechanism, d1: Any, d2: Any, fixed: Mapping[str, Any],
     model = opt.model()
     satisfied = sum(bool(z3.is_true(model.eval(d, model_completion=True))) for d in diverge)
     values = {name: model.eval(var, model_completion=True) for name, var in syms.items()}
-    values = _center(z3, syms, hard, c1 + c2, model, timeout_ms) or values
+    values = _center(z3, syms, hard, c1 + c2, model, timeout_ms, cache) or values
     out = dict(fixed)
     for name, val in values.items():
         out[name] = _z3_number(val, mech.args[name])
-    return ArgPlan(out, "maxsmt", satisfied=satisfied, constraints=len(diverge))
+    plan = ArgPlan(out, "maxsmt", satisfied=satisfied, constraints=len(diverge))
+    if cache is not None:
+        cache[problem] = plan
+    return plan
 
 
-def _center(z3, syms, hard, conds, model, timeout_ms) -> dict | None:
+def _center(z3, syms, hard, conds, model, timeout_ms, cache: dict | None = None
+            ) -> dict | None:
     """Maximize the slack of every recorded comparison, keeping its truth value."""
     slack = z3.Real("__slack")
     opt = z3.Optimize()
@@ -444,9 +483,13 @@ def _center(z3, syms, hard, conds, model, timeout_ms) -> dict | None:
         opt.add(h)
     opt.add(slack >= 0, slack <= 1e6)
     used = False
+    margins = cache.setdefault("margins", {}) if cache is not None else {}
     for c in conds:
         truth = z3.is_true(model.eval(c, model_completion=True))
-        atom = _margin_atom(z3, c, slack, truth)
+        key = (c.get_id(), truth)
+        if key not in margins:  # a condition's margin atom is the same in every pair
+            margins[key] = (c, _margin_atom(z3, c, slack, truth))
+        atom = margins[key][1]
         if atom is None:
             opt.add(c if truth else z3.Not(c))
         else:

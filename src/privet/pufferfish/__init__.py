@@ -25,7 +25,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError, ParameterError
+from ..core.errors import InputError, NothingToCheckError, ParameterError
 from ..core.mechanism import Mechanism
 from ..core.results import PufferfishVerdict
 from .scenario import (
@@ -65,6 +65,23 @@ def _ratio(probs: tuple | None) -> Any:
         return None
     p1, p2 = probs
     return Fraction(p1) / Fraction(p2) if p2 else float("inf")
+
+
+def check_pairs(sc: Scenario) -> None:
+    """Raise :class:`NothingToCheckError` when the scenario compares no two distinct secrets
+    (one secret, ``pairs: []``, only pairs of a secret with itself, a one-input domain):
+    every observation sequence would pass without a single probability being compared, and
+    "verified" would claim a check that never happened."""
+    if not any(a != b for a, b in sc.pairs):
+        what = "data sets" if sc.kind == "dp" else "secrets"
+        n = len(sc.initial)
+        fix = (f"give at least two {what}" if n < 2 else
+               "list the pairs to compare, or leave 'pairs' out to compare every two")
+        raise NothingToCheckError(
+            f"nothing to check: {sc.name or 'the scenario'} has {n} "
+            f"{what[:-1] if n == 1 else what} and no pair of distinct {what} to compare, so "
+            f"no probability would be compared; {fix}."
+        )
 
 
 def check_length(sc: Scenario, eps: Budget, k: int, *, method: str = "auto",
@@ -110,7 +127,9 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
 
     The verdict stops at the first violating length; "unknown" when a solver gave up, and
     "unknown" with ``details['interrupted']`` when Ctrl-C stopped it (the lengths finished
-    are kept).
+    are kept). A scenario with no pair of distinct secrets to compare raises
+    :class:`~privet.core.errors.NothingToCheckError` (the CLI exits 2): there is nothing
+    to verify.
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
@@ -121,6 +140,7 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
             raise ParameterError(f"{what} must be a positive number of seconds, got {value!r}.")
     t0 = time.perf_counter()
     sc = as_scenario(target, inputs=inputs, args=args, allow_code=allow_code)
+    check_pairs(sc)
     eps_in = epsilon if epsilon is not None else sc.epsilon
     if eps_in is None:
         raise ParameterError("give epsilon (for example 0.7 or ln(2)); the scenario has none.")
@@ -203,5 +223,5 @@ def __getattr__(name: str) -> Any:  # lazy: privet.pufferfish.lower_bound etc.
     raise AttributeError(name)
 
 
-__all__ = ["Budget", "Scenario", "as_scenario", "budget", "check_length", "load_spec",
-           "pufferfish"]
+__all__ = ["Budget", "Scenario", "as_scenario", "budget", "check_length", "check_pairs",
+           "load_spec", "pufferfish"]

@@ -1,12 +1,15 @@
 """Algorithm 4 of FAIER: a precise lower bound on epsilon from testing plus verification.
 
-Step 1 brackets epsilon statistically with ``privet.detect``'s p-value curve: the left end
-is the largest test epsilon rejected at level alpha, the right end the smallest larger one
-whose p-value is (numerically) 1. Step 2 binary-searches the bracket on a grid of width
-``precision`` with the exact check (or Algorithm 1 through z3 when the scenario has
-unknown parameters or ``method="smt"``): a violated epsilon moves the left end, a verified
-one the right end. The statistical bracket is never trusted: both ends are re-checked and
-widened if the check disagrees, so the answer rests on the verifier alone.
+Step 1 brackets epsilon statistically with ``privet.detect``'s p-value curve on the inputs
+the verifier checks (the neighbor patterns among the scenario's own inputs, at their
+length: a bracket measured on longer inputs brackets a different epsilon). The left end is
+the lower bound of the curve (fixed-sequence testing, family-wise error at most alpha), the
+right end the smallest larger test epsilon whose p-value is (numerically) 1. Step 2
+binary-searches the bracket on a grid of width ``precision`` with the exact check (or
+Algorithm 1 through z3 when the scenario has unknown parameters or ``method="smt"``): a
+violated epsilon moves the left end, a verified one the right end. The statistical bracket
+is never trusted: both ends are re-checked and widened if the check disagrees (the result
+says so), so the answer rests on the verifier alone.
 """
 
 from __future__ import annotations
@@ -46,6 +49,23 @@ def detect_bracket(mechanism: Mechanism, test_epsilons: Sequence[float] | None =
     return (None if lo is None else float(lo)), hi, curve
 
 
+def bracket_inputs(mech: Mechanism, inputs: Any = None) -> list | None:
+    """The (D1, D2) pairs to bracket with: the mechanism's neighbor patterns at the length of
+    the inputs the verifier checks (``inputs``, or the mechanism's whole finite domain),
+    kept when both lie among those inputs; None when none does (the default patterns)."""
+    from .models import finite_inputs
+
+    try:
+        xs = finite_inputs(mech, inputs)
+    except PrivetError:
+        return None
+    have = {tuple(float(v) for v in x) for x in xs}
+    lengths = tuple(sorted({len(x) for x in xs}))
+    pairs = [(p.d1, p.d2) for p in mech.neighbors.pairs(lengths=lengths, domain=mech.domain)
+             if tuple(p.d1.tolist()) in have and tuple(p.d2.tolist()) in have]
+    return pairs or None
+
+
 def lower_bound(target: Scenario | Mechanism, precision: float = 0.001, *,
                 bracket: tuple[float | None, float | None] | Bracket | None = None,
                 mechanism: Mechanism | None = None, method: str = "exact",
@@ -61,12 +81,13 @@ def lower_bound(target: Scenario | Mechanism, precision: float = 0.001, *,
     The result's ``value`` is violated (shown exactly) and ``details['upper']`` =
     value + precision is verified, both for observation length ``k``.
     """
-    from . import pufferfish
+    from . import check_pairs, pufferfish
 
     if not precision > 0:
         raise ParameterError(f"precision must be positive, got {precision}.")
     t0 = time.perf_counter()
     sc = target if isinstance(target, Scenario) else mechanism_scenario(target, inputs, args)
+    check_pairs(sc)
     mech = mechanism if mechanism is not None else (target if isinstance(target, Mechanism)
                                                     else None)
     kk = int(k if k is not None else sc.k)
@@ -79,7 +100,10 @@ def lower_bound(target: Scenario | Mechanism, precision: float = 0.001, *,
             lo, hi, source = None, None, "none (doubling with the verifier)"
         else:
             try:
-                lo, hi, curve = detect_bracket(mech, **dict(detect_options or {}))
+                opts = dict(detect_options or {})
+                if "inputs" not in opts:
+                    opts["inputs"] = bracket_inputs(mech, inputs)
+                lo, hi, curve = detect_bracket(mech, **opts)
                 source = "privet.detect p-value curve"
             except ImportError:
                 lo, hi, source = None, None, "none (privet.detect unavailable)"
@@ -104,12 +128,15 @@ def lower_bound(target: Scenario | Mechanism, precision: float = 0.001, *,
     lo_i = 0 if lo is None else max(0, math.floor(lo / p))
     hi_i = math.ceil((hi if hi is not None else max(2 * (lo or 0.5), 1.0)) / p)
     hi_i = max(hi_i, lo_i + 1)
+    moved = []
     while lo_i > 0 and not violated(lo_i * p):  # the left end must be a real violation
         hi_i = lo_i
         lo_i //= 2
+        moved.append("left")
     while violated(hi_i * p):  # the right end must really hold
         lo_i = hi_i
         hi_i *= 2
+        moved.append("right")
         if hi_i * p > max_epsilon:
             raise PrivetError(f"epsilon = {hi_i * p / 2:g} is still violated; the scenario may "
                               "not be private for any epsilon (try a longer k to see it grow).")
@@ -122,6 +149,8 @@ def lower_bound(target: Scenario | Mechanism, precision: float = 0.001, *,
     value = round(lo_i * p, 12)
     details = {"upper": round(hi_i * p, 12), "precision": p, "k": kk,
                "bracket": (lo, hi), "bracket_source": source,
+               # which ends of the statistical bracket the verifier had to move
+               "bracket_corrected": sorted(set(moved)),
                "bracket_seconds": bracket_seconds, "checks": checks, "method": method,
                "search_seconds": time.perf_counter() - t0 - bracket_seconds}
     if curve is not None:

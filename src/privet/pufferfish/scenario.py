@@ -339,7 +339,7 @@ def example4() -> Scenario:
 
 
 def _binomial2(p: str) -> dict[int, str]:
-    return {0: f"(1-{p})**2", 1: f"2*{p}*(1-{p})", 2: f"{p}**2"}
+    return {0: f"(1-({p}))**2", 1: f"2*({p})*(1-({p}))", 2: f"({p})**2"}
 
 
 def count_prior(factors: Sequence[Mapping[int, Any]], prefix: str = "v=") -> dict[str, str]:

@@ -96,7 +96,9 @@ def render(result: DetectResult) -> Group:
     tested = f"test ε = {fmt_num(result.test_epsilon)}" + (
         f", test δ = {fmt_num(result.test_delta, 3)}" if result.test_delta else "")
     claimed = result.claim or f"ε = {fmt_num(result.claimed_epsilon)}"
-    parts.append(Text(f"{tested}, claimed {claimed}, arguments: {result.arg_path}, "
+    d = result.details or {}
+    drawn = f"{d['samples']:,} samples ({d.get('stopped', '')}), " if "samples" in d else ""
+    parts.append(Text(f"{tested}, claimed {claimed}, arguments: {result.arg_path}, {drawn}"
                       f"{result.seconds:.2f} s, seed {result.seed}", style="dim"))
     selected = result.counterexample or result.details.get("selected")
     if selected is not None:
@@ -175,7 +177,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--n-select", type=flags.count("the number of samples"), default=100_000,
                    help="samples per input for event selection (default 100000)")
     p.add_argument("--n-final", type=flags.count("the number of samples"), default=500_000,
-                   help="fresh samples per input for the final test (default 500000)")
+                   help="fresh samples per input for the final test: a budget, drawn in "
+                        "batches of 2000, 4000, ... until one decides (default 500000)")
+    p.add_argument("--fixed-size", action="store_true",
+                   help="StatDP's fixed sizes: n-select samples per input to select the "
+                        "event, n-final fresh ones to test it, no early stop")
     p.add_argument("--alpha", type=flags.probability("alpha"), default=0.05,
                    help="significance level of the test (default 0.05)")
     flags.add_target_options(p)
@@ -205,6 +211,7 @@ def run_cli(args: argparse.Namespace) -> int:
     result = detect(mech, args.epsilon, test_epsilons=test_eps, n_select=args.n_select,
                     n_final=args.n_final, alpha=args.alpha, seed=getattr(args, "seed", None),
                     progress=show_progress(args), executor=getattr(args, "executor", None),
+                    sequential=not getattr(args, "fixed_size", False),
                     delta=getattr(args, "delta", None),
                     n_max=getattr(args, "n_max", 400_000_000))
     if getattr(args, "plot", None) and result.curve is not None:

@@ -516,6 +516,9 @@ def render_detect(res: Any) -> str:
                ("known ε", _num(_known_epsilon(res.mechanism, res.claimed_epsilon))),
                ("p-value", _p(res.p_value)), ("α", esc(f"{res.alpha:g}")),
                ("arguments found by", esc(res.arg_path)),
+               ("final test", esc((res.details or {}).get("design", "fixed size"))),
+               ("stopped", esc((res.details or {}).get("stopped", "—"))),
+               ("samples drawn", _num((res.details or {}).get("samples"))),
                ("seed", _seed(res.seed)), ("seconds", _num(res.seconds, 3)),
            ])]
     selected = res.counterexample or (res.details or {}).get("selected")
@@ -775,8 +778,14 @@ def render_suite(s: Any) -> str:
     """Summary table, ε-bounds chart over all mechanisms, one collapsible section each."""
     mode = "quick" if s.quick else "full"
     state = " — interrupted: what finished is shown" if s.interrupted else ""
+    tests = getattr(s, "tests", 0)
+    control = (f"<p>Family-wise error ≤ {esc(f'{s.alpha:g}')} over {tests} statistical tests "
+               "(Holm's procedure): the probability that any line wrongly reads “violation” "
+               "is at most that. Exact and SMT results are proofs and need no "
+               "correction.</p>" if tests else "")
     out = [f"<h2>suite ({esc(mode)}, engines {esc(', '.join(map(str, s.engines)))}, "
-           f"{_num(s.seconds, 3)} s{esc(state)})</h2>", render_suite_lines(s.lines)]
+           f"{_num(s.seconds, 3)} s{esc(state)})</h2>", control,
+           render_suite_lines(s.lines)]
     out.append(plot_epsilon_bounds(
         [{"name": ln.mechanism, "lower": ln.lower_bound, "confidence": ln.confidence,
           "exact": ln.exact_epsilon, "claimed": ln.claimed_epsilon, "known": ln.true_epsilon}

@@ -168,8 +168,12 @@ def suite_table(result: Any) -> Fit:
                      fmt_num(ln.exact_epsilon, 4), f"{ln.seconds:.1f}"])
     mode = "quick" if result.quick else "full"
     state = ", interrupted: what finished is shown" if result.interrupted else ""
+    tests = getattr(result, "tests", 0)
+    control = (f"; family-wise error ≤ {result.alpha:g} over {tests} statistical tests "
+               "(Holm)" if tests else "")
     title = (f"privet suite ({mode}, engines {', '.join(result.engines)}, "
-             f"{result.seconds:.0f} s{state}); --json or --html for every engine's result")
+             f"{result.seconds:.0f} s{state}{control}); --json or --html for every engine's "
+             "result")
     return table(title, [Col("mechanism", style="bold"), Col("claim", "right"),
                          Col("known ε", "right"), Col("verdict", floor=24),
                          Col("counterexample", spill=True, floor=24),

@@ -53,10 +53,14 @@ def render(v: PufferfishVerdict) -> Fit:
 
 def render_bound(b: Bound) -> Fit:
     d = b.details
+    fixed = d.get("bracket_corrected") or []
+    note = (f"; the verifier moved its {' and '.join(fixed)} end" +
+            ("s" if len(fixed) > 1 else "") if fixed else "; both ends confirmed by the verifier"
+            if d.get("bracket_source", "").startswith("privet.detect") else "")
     return kv(f"pufferfish bound: {b.mechanism}", [
         ["lower bound", f"ε ≥ {fmt_num(b.value)} (violated, exact); "
                         f"{fmt_num(d.get('upper'))}-DP verified at length {d.get('k')}"],
-        ["bracket", f"{d.get('bracket')} from {d.get('bracket_source')}"],
+        ["bracket", f"{d.get('bracket')} from {d.get('bracket_source')}{note}"],
         ["checks", str(len(d.get("checks", [])))],
         ["time", f"{b.seconds:.2f} s"]])
 

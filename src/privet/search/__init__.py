@@ -4,10 +4,11 @@ optimization (DP-Finder, Bichsel et al., CCS 2018).
 ``search(mech)`` runs N iterations. Each draws a random triple (x, x', Phi) -- a singleton
 Phi for discrete outputs, a box for continuous ones -- estimates eps(x, x', Phi) with
 correlated sampling (Eqs. (5)-(6), :mod:`privet.search.estimate`) using an adaptive sample
-size (Sec. 6.1: 2,000 samples, doubled until the M-CLT interval of Sec. 4.5 is narrower than
-4e-3), then maximizes the smooth surrogate eps^d (Sec. 5, :mod:`privet.search.relaxed`) with
-SLSQP under the neighbor relation and p^(x) >= 1e-2 (:mod:`privet.search.optimize`), then
-walks the pair toward the event's tail (where ratios such as noisyMax's approach e^eps).
+size (Sec. 6.1: 2,000 samples, doubled until the M-CLT interval of Sec. 4.5 -- an
+approximate interval, used for sample sizing only -- is narrower than 4e-3), then
+maximizes the smooth surrogate eps^d (Sec. 5, :mod:`privet.search.relaxed`) with SLSQP
+under the neighbor relation and p^(x) >= 1e-2 (:mod:`privet.search.optimize`), then walks
+the pair toward the event's tail (where ratios such as noisyMax's approach e^eps).
 Mechanisms that do not use ``privet.ops`` get a derivative-free search over the correlated
 estimate. The best triple is then confirmed: exactly by enumeration when the noise is finite
 and discrete, otherwise by a fresh large sample and Clopper-Pearson bounds joined by a union
@@ -50,7 +51,9 @@ from ..stats.intervals import (
     Moments,
     certified_lower_bound,
     paired_lower_bound,
+    pvalue_of_bound,
 )
+from ..stats.sequential import CONTINUE, Design, clearly_below, decide, schedule
 from .blackbox import attack_family, paired_projection, wants_attack
 from .estimate import (
     N_CAP,
@@ -84,6 +87,7 @@ N_CONFIRM = None  # auto: about 100,000 expected events under x, between 1e6 and
 CONFIRM_EVENTS = 100_000
 CONFIRM_RANGE = (1_000_000, 4_000_000)
 CONFIRM_CHUNK = 250_000
+CONFIRM_FIRST_LOOK = 10_000  # the first look of a sequential (black-box) confirmation
 ENUM_CAP = 1 << 20
 N_OPT = 1 << 14
 
@@ -108,7 +112,7 @@ def _exact_probabilities(mech: Mechanism, x, x2, event: Event, args) -> tuple | 
 def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | None = None,
             n: int = 1_000_000, confidence: float = 0.9,
             seed: SeedLike = None, certify: str = "paired",
-            executor: Any = None) -> dict:
+            executor: Any = None, sequential: bool | None = None) -> dict:
     """The violation of one triple, confirmed.
 
     Exact when the noise can be enumerated (finite discrete noise): ``eps = log(p/p')``,
@@ -118,8 +122,17 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
     independent samples and :func:`~privet.stats.intervals.certified_lower_bound`
     (Clopper-Pearson on both probabilities, union bound) -- also used for every mechanism
     with ``certify='marginal'``. Returns a dict with ``value``,
-    ``exact``, ``method``, ``probabilities`` or ``counts``, and ``unbounded`` (True when the
-    event never occurred under x' in the fresh sample, so the bound grows with n).
+    ``exact``, ``method``, ``probabilities`` or ``counts``, ``unbounded`` (True when the
+    event never occurred under x' in the fresh sample, so the bound grows with n) and
+    ``p_value``: the p-value of H0: eps <= claimed from the fresh sample
+    (:func:`~privet.stats.intervals.pvalue_of_bound`; None when exact or nothing is claimed).
+
+    ``sequential`` (default: on for independent samples when the mechanism claims an eps):
+    the independent samples come in looks of 10,000, 20,000, ... up to ``n`` per input and
+    stop as soon as the bound certifies a violation of the claim or the event is clearly
+    within it (:mod:`privet.stats.sequential`); each look's bound is held to the level an
+    alpha-spending function gives it (alpha = 1 - confidence in all, a union bound over
+    looks), and ``value`` is the largest of them.
 
     The fresh sample is sample-and-reduce over chunks (each chunk is reduced to its counts
     where it runs), so ``executor`` (see :func:`privet.execution.get_executor`: a spec such
@@ -140,7 +153,7 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
             if mech.epsilon is not None and abs(value - mech.epsilon) <= 1e-9:
                 value = float(mech.epsilon)  # float round-off, not a violation
         return {"value": value, "exact": True, "method": "exact enumeration",
-                "probabilities": (p1, p2), "unbounded": False, "n": None}
+                "probabilities": (p1, p2), "unbounded": False, "n": None, "p_value": None}
     ss = seed_sequence(seed)
     if certify not in ("paired", "marginal"):
         raise ParameterError(f"certify must be 'paired' or 'marginal', got {certify!r}.")
@@ -164,20 +177,58 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
         value = paired_lower_bound(n11, n10, n01, done, confidence)
         k1, k2 = n11 + n10, n11 + n01
         method = "Clopper-Pearson on paired samples (union bound over 3)"
+        p_value = None if mech.epsilon is None else pvalue_of_bound(
+            lambda a: paired_lower_bound(n11, n10, n01, done, alpha=a), mech.epsilon)
     else:
-        s1_seed, s2_seed = (int(s.generate_state(1)[0]) for s in ss.spawn(2))
-        hits = functools.partial(_hits, event)  # the chunks of Mechanism.sample, reduced
-        r1 = map_reduce(mech, xa, n, hits, args, seed=s1_seed, executor=executor)
-        r2 = map_reduce(mech, xb, n, hits, args, seed=s2_seed, executor=executor)
-        if r1.interrupted or r2.interrupted:
-            raise KeyboardInterrupt
-        k1, k2 = int(r1.value or 0), int(r2.value or 0)
-        done = n
-        value = certified_lower_bound(k1, n, k2, n, confidence)
-        method = "Clopper-Pearson on independent samples (union bound over 2)"
+        seq = mech.epsilon is not None if sequential is None else bool(sequential)
+        k1, k2, done, value, p_value, method = _confirm_independent(
+            mech, xa, xb, event, args, int(n), confidence, ss, executor,
+            seq and mech.epsilon is not None)
     return {"value": value, "exact": False, "method": method, "counts": (k1, k2),
             "n": done, "unbounded": k2 == 0 and k1 > 0,
-            "estimate": _log_ratio(k1, k2)}
+            "estimate": _log_ratio(k1, k2), "p_value": p_value}
+
+
+def _confirm_independent(mech, xa, xb, event, args, n, confidence, ss, executor,
+                         sequential) -> tuple:
+    """Independent fresh samples of x and x' (black boxes): ``(k1, k2, n, value, p_value,
+    method)``, in looks when ``sequential`` (see :func:`confirm`)."""
+    s1, s2 = ss.spawn(2)
+    hits = functools.partial(_hits, event)  # the chunks of Mechanism.sample, reduced
+    alpha = 1.0 - float(confidence)
+    design = Design(schedule(n, first=CONFIRM_FIRST_LOOK) if sequential else (n,), alpha)
+    claimed = mech.epsilon
+    k1 = k2 = 0
+    value, previous, step = -math.inf, 1.0, None
+    for look, size in enumerate(design.looks):
+        start = design.looks[look - 1] if look else 0
+        # look 0 keeps the seeds of the fixed-size confirmation; later looks get their own
+        keys = [(int(s.generate_state(1)[0]) if look == 0 else
+                 np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, look)))
+                for s in (s1, s2)]
+        r1 = map_reduce(mech, xa, size - start, hits, args, seed=keys[0], executor=executor)
+        r2 = map_reduce(mech, xb, size - start, hits, args, seed=keys[1], executor=executor)
+        if r1.interrupted or r2.interrupted:
+            raise KeyboardInterrupt
+        k1, k2 = k1 + int(r1.value or 0), k2 + int(r2.value or 0)
+        value = max(value, certified_lower_bound(k1, size, k2, size, alpha=design.level(look)))
+        if claimed is None:
+            continue
+        p_look = pvalue_of_bound(
+            lambda a, k1=k1, k2=k2, m=size: certified_lower_bound(k1, m, k2, m, alpha=a),
+            claimed)
+        step = decide(p_look, design, look, previous,
+                      lambda k1=k1, k2=k2, m=size: clearly_below(k1, k2, m, m, claimed))
+        previous = step.bonferroni
+        if step.decision != CONTINUE:
+            done = size
+            break
+    else:
+        done = design.budget
+    method = "Clopper-Pearson on independent samples (union bound over 2)"
+    if len(design.looks) > 1:
+        method += f", sequential: {done:,} of at most {design.budget:,} per input"
+    return k1, k2, done, value, None if step is None else step.p_value, method
 
 
 def _hits(event: Event, outputs: np.ndarray) -> int:
@@ -463,6 +514,7 @@ def _witness(mech, rec: dict, conf: dict, args, confidence, seed,
         event_spec=rec["event"].spec(), counts=conf.get("counts"),
         n=(conf["n"], conf["n"]) if conf.get("n") else None,
         probabilities=conf.get("probabilities"), epsilon_witnessed=conf["value"],
+        p_value=conf.get("p_value"), test_epsilon=mech.epsilon,
         confidence=1.0 if conf["exact"] else confidence, exact=conf["exact"], seed=seed,
         details={"search_estimate": rec["estimate"], "unbounded": conf["unbounded"],
                  "method": conf["method"], **extra},

@@ -162,7 +162,8 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
     value = max(cert.value, 0.0)
     k1, k2 = cert.counts
     conf = {"value": cert.value, "exact": False, "method": cert.describe(),
-            "counts": (k1, k2), "n": cert.n, "unbounded": cert.unbounded}
+            "counts": (k1, k2), "n": cert.n, "unbounded": cert.unbounded,
+            "p_value": certificate_pvalue(cert, mech.epsilon)}
     sel = cand.counts
     rec = {"x": cand.x, "x2": cand.x2, "event": cand.event,
            "estimate": _ratio(sel[0] + sel[1], sel[0] + sel[2])}
@@ -181,6 +182,20 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                           "unbounded": cert.unbounded, "confirmation": cert.describe(),
                           "n_confirm": cert.n, "interrupted": cert.interrupted or interrupted,
                           "verdict": verdict, "projected": cand.value, "model": cand.model})
+
+
+def certificate_pvalue(cert, claimed: float | None) -> float | None:
+    """The p-value of H0: eps <= ``claimed`` from the fresh certificate's counts
+    (:func:`privet.stats.intervals.pvalue_of_bound` over the same certificate at every
+    level; None when nothing is claimed), so the suite's Holm correction can use it."""
+    if claimed is None or cert.n <= 0:
+        return None
+    from ..attacks.sampling import bound_of
+    from ..stats.intervals import pvalue_of_bound
+
+    counts = (cert.n11, cert.n10, cert.n01, cert.n)
+    return pvalue_of_bound(
+        lambda a: bound_of(cert.method, *counts, 1.0 - a, cert.share), float(claimed))
 
 
 def _ratio(k1: float, k2: float) -> float:

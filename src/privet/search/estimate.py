@@ -3,7 +3,10 @@
 ``M(x)`` and ``M(x')`` are run on the *same* noise: the first run records a tape through
 :class:`~privet.core.noise.Replay`, the second replays it, so ``check^i(x)`` and
 ``check^i(x')`` share their random choices and their estimates are strongly correlated,
-which the M-CLT interval of Sec. 4.5 turns into far fewer samples.
+which the M-CLT interval of Sec. 4.5 turns into far fewer samples. That interval is a
+normal approximation (its measured coverage is below nominal, see
+:mod:`privet.stats.intervals`): it only decides when an estimate has enough samples; every
+bound privet reports is certified on a fresh sample with Clopper-Pearson bounds instead.
 """
 
 from __future__ import annotations

@@ -4,12 +4,15 @@ Pure math (no I/O, no global state). Following Sec. 4 of DP-Finder (Bichsel et a
 
 * :func:`hoeffding_interval` -- Sec. 4.3, guaranteed: Hoeffding's inequality on each
   probability at confidence 1 - alpha/2, union bound, then ``[l, u]`` on eps;
-* :func:`clt_interval` -- Sec. 4.4, heuristic: the same with normal intervals whose width
+* :func:`clt_interval` -- Sec. 4.4, approximate: the same with normal intervals whose width
   comes from the empirical variance (App. B);
-* :func:`mclt_interval` -- Sec. 4.5, heuristic: the joint normal likelihood of the two
+* :func:`mclt_interval` -- Sec. 4.5, approximate: the joint normal likelihood of the two
   correlated estimates (Eq. (10)), the CDF of their ratio by Hinkley's theorem (Thm. 4.4)
   with the bivariate normal integral of App. C, and a binary search for the smallest
-  Delta_eps with coverage 1 - alpha;
+  Delta_eps with *nominal* coverage 1 - alpha. Its real coverage is below nominal
+  (``benchmarks/search_intervals.py`` measures 0.884 at nominal 0.90), so privet uses it
+  only to size samples (Sec. 6.1), never as a confidence statement; its
+  :class:`EpsInterval` says ``approximate=True``;
 * :func:`clopper_pearson` -- exact binomial bounds, used to certify a lower bound on eps
   from a fresh sample ("eps >= L with confidence 1 - alpha").
 
@@ -20,6 +23,7 @@ known cases.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +43,7 @@ __all__ = [
     "mclt_interval",
     "moments",
     "paired_lower_bound",
+    "pvalue_of_bound",
     "samples_needed",
 ]
 
@@ -98,6 +103,8 @@ class EpsInterval:
     """An interval ``[low, high]`` for eps(x, x', Phi) around ``estimate``.
 
     ``diameter`` is ``high - low`` (the quantity DP-Finder Sec. 6.1 drives below 4e-3).
+    ``confidence`` is nominal; ``approximate`` is True for the normal approximations (CLT,
+    M-CLT), whose real coverage may fall short of it (Hoeffding's is guaranteed).
     """
 
     low: float
@@ -105,6 +112,18 @@ class EpsInterval:
     estimate: float
     method: str
     confidence: float
+
+    @property
+    def approximate(self) -> bool:
+        return self.method != "hoeffding"
+
+    def describe(self) -> str:
+        level = f"{self.confidence:.0%}"
+        name = {"clt": "CLT", "mclt": "M-CLT"}.get(self.method, self.method)
+        label = (f"approximate {level} interval ({name}, a normal approximation: coverage "
+                 "not guaranteed)" if self.approximate
+                 else f"{level} confidence interval (Hoeffding)")
+        return f"[{self.low:.4g}, {self.high:.4g}], {label}"
 
     @property
     def diameter(self) -> float:
@@ -287,7 +306,8 @@ def clopper_pearson(k: int, n: int, alpha: float, side: str = "two") -> tuple[fl
         raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}.")
     a = alpha / 2 if side == "two" else alpha
     lower = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, a))
-    upper = 1.0 if k == n else float(special.betaincinv(k + 1, n - k, 1 - a))
+    # the complemented inverse keeps tiny levels exact (1 - a rounds to 1 below 1e-16)
+    upper = 1.0 if k == n else float(special.betainccinv(k + 1, n - k, a))
     if side == "lower":
         return lower, 1.0
     if side == "upper":
@@ -295,22 +315,23 @@ def clopper_pearson(k: int, n: int, alpha: float, side: str = "two") -> tuple[fl
     return lower, upper
 
 
-def certified_lower_bound(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.9
-                          ) -> float:
+def certified_lower_bound(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.9, *,
+                          alpha: float | None = None) -> float:
     """``eps >= log(p1_low / p2_up)`` with confidence 1 - alpha.
 
     One-sided Clopper-Pearson bounds at level 1 - alpha/2 on each probability and a union
     bound (the samples need not be independent of each other, only fresh). Returns -inf
     when the lower bound on p1 is 0 and +inf never (p2_up > 0 always for finite n).
+    ``alpha`` (instead of ``confidence``) keeps levels below 1e-16 exact.
     """
-    alpha = 1.0 - confidence
+    alpha = 1.0 - confidence if alpha is None else float(alpha)
     lo1, _ = clopper_pearson(k1, n1, alpha / 2, "lower")
     _, up2 = clopper_pearson(k2, n2, alpha / 2, "upper")
     return _log_ratio(lo1, up2) if lo1 > 0 else -math.inf
 
 
-def paired_lower_bound(n11: int, n10: int, n01: int, n: int, confidence: float = 0.9
-                       ) -> float:
+def paired_lower_bound(n11: int, n10: int, n01: int, n: int, confidence: float = 0.9, *,
+                       alpha: float | None = None) -> float:
     """A certified lower bound from n *paired* (correlated) samples (S_i, S'_i).
 
     With ``b = P(S=1, S'=0)``, ``c = P(S=0, S'=1)`` and ``p' = P(S'=1)``, the ratio is
@@ -319,11 +340,38 @@ def paired_lower_bound(n11: int, n10: int, n01: int, n: int, confidence: float =
     ``eps >= log(1 + max(b_low - c_up, 0)/p'_up)`` -- or, when the event never happened
     under x' (``p'`` counted 0), the same formula, which then grows with n.
     Correlated sampling makes b and c small, so this is far tighter than bounding p and p'
-    separately when the two runs share their noise.
+    separately when the two runs share their noise. ``alpha`` (instead of ``confidence``)
+    keeps levels below 1e-16 exact.
     """
-    alpha = (1.0 - confidence) / 3.0
+    alpha = ((1.0 - confidence) if alpha is None else float(alpha)) / 3.0
     b_lo, _ = clopper_pearson(n10, n, alpha, "lower")
     _, c_up = clopper_pearson(n01, n, alpha, "upper")
     _, p2_up = clopper_pearson(n11 + n01, n, alpha, "upper")
     ratio = 1.0 + (b_lo - c_up) / p2_up
     return math.log(ratio) if ratio > 0 else -math.inf
+
+
+def pvalue_of_bound(bound: Callable[[float], float], epsilon: float,
+                    floor: float = 1e-300) -> float:
+    """The p-value of H0: eps <= ``epsilon`` from a family of lower confidence bounds.
+
+    ``bound(alpha)`` is a lower confidence bound on eps at confidence 1 - alpha (such as
+    ``lambda a: certified_lower_bound(k1, n1, k2, n2, alpha=a)``), non-decreasing in alpha.
+    ``p = inf{a : bound(a) > epsilon}``: under H0, ``P(p < u) <= P(bound(u) > eps_true)
+    <= u``, so certified bounds join a multiple-testing correction (Holm) as p-values.
+    Found by bisection on log(a) to a relative precision of 1e-6; 0 when even
+    ``bound(floor)`` (``floor`` = 1e-300) exceeds ``epsilon`` (below any printable level:
+    shown as ``p < 1e-300``), 1 when ``bound(1)`` does not.
+    """
+    if bound(floor) > epsilon:
+        return 0.0
+    if not bound(1.0) > epsilon:
+        return 1.0
+    lo, hi = math.log(floor), 0.0  # bound(e^lo) <= epsilon < bound(e^hi)
+    while hi - lo > 1e-6:
+        mid = 0.5 * (lo + hi)
+        if bound(math.exp(mid)) > epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return float(math.exp(hi))

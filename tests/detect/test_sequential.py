@@ -1,0 +1,150 @@
+"""The sequential final test (stats/sequential.py), Holm (stats/multiplicity.py), and how
+detect uses them: level under optional stopping, early stops, fixed-sequence curves."""
+
+import math
+
+import numpy as np
+import pytest
+
+from privet.core.results import inconclusive_text
+from privet.core.text import fmt_p, fmt_pvalue
+from privet.detect import _curve_summary as curve_summary
+from privet.detect import detect
+from privet.mechanisms import get
+from privet.stats.hypothesis import thinned_fisher_pvalue
+from privet.stats.multiplicity import holm
+from privet.stats.sequential import (
+    ACCEPT,
+    CONTINUE,
+    REJECT,
+    Design,
+    decide,
+    first_rejections,
+    schedule,
+    sequential_step,
+)
+
+
+def test_schedule_and_spending():
+    looks = schedule(500_000)
+    assert looks[0] == 2_000 and looks[-1] == 500_000
+    assert all(b > a for a, b in zip(looks, looks[1:]))
+    assert schedule(1_500) == (1_500,)  # a budget below the first look: the fixed test
+    d = Design(looks, 0.05)
+    levels = [d.level(k) for k in range(len(looks))]
+    assert all(lv > 0 for lv in levels)
+    assert sum(levels) == pytest.approx(0.05)  # the union bound spends exactly alpha
+    assert sum(d.weight(k) for k in range(len(looks))) == pytest.approx(1.0)
+    # power spending alpha t^2: the last look keeps most of alpha
+    assert levels[-1] > 0.9 * 0.05 and levels[0] < 1e-6
+    with pytest.raises(ValueError):
+        Design((10, 5), 0.05)
+
+
+def _boundary_runs(reps: int, looks: tuple, p2: float, eps: float, seed: int):
+    """Cumulative counts at each look under p1 = e^eps p2 exactly (the null's boundary)."""
+    rng = np.random.default_rng(seed)
+    sizes = np.diff((0,) + looks)
+    c1 = np.cumsum(rng.binomial(sizes, math.exp(eps) * p2, size=(reps, len(looks))), axis=1)
+    c2 = np.cumsum(rng.binomial(sizes, p2, size=(reps, len(looks))), axis=1)
+    return c1, c2
+
+
+def test_level_holds_under_optional_stopping_at_the_boundary():
+    """Every run draws looks until a decision; at the boundary p1 = e^eps p2 the rejection
+    rate must stay at most alpha. Rejections ~ Binomial(R, q) with q <= alpha, so with
+    R = 2,000 the observed rate exceeds alpha + 3 sqrt(alpha (1 - alpha) / R) = 0.0646 with
+    probability < 0.2% if the design is valid. The same bound holds for P(p <= 0.05), and
+    P(p <= 0.01) <= 0.01 + 3 sqrt(0.01 * 0.99 / R) = 0.0167 checks the stage-wise p-value
+    below alpha."""
+    reps, eps, p2 = 2_000, 0.5, 0.2
+    looks = (200, 400, 800, 1600, 3200)
+    design = Design(looks, 0.05)
+    c1, c2 = _boundary_runs(reps, looks, p2, eps, seed=12)
+    p_looks = thinned_fisher_pvalue(c1, c2, np.array(looks), np.array(looks), eps)
+    rejected, small = 0, 0
+    for r in range(reps):
+        previous = 1.0
+        for k in range(len(looks)):
+            step = decide(float(p_looks[r, k]), design, k, previous)
+            previous = step.bonferroni
+            if step.decision != CONTINUE:
+                break
+        rejected += step.decision == REJECT
+        small += step.p_value <= 0.01
+        assert (step.p_value <= 0.05) == (step.decision == REJECT)
+    assert rejected / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
+    assert small / reps <= 0.01 + 3 * math.sqrt(0.01 * 0.99 / reps)
+
+
+def test_a_clear_violation_stops_at_the_first_look_with_its_tiny_p_value():
+    design = Design(schedule(500_000), 0.05)
+    step = sequential_step(600, 100, 2_000, 2_000, 0.5, design=design, look=0)
+    assert step.decision == REJECT and step.p_value < 1e-20
+    # a clearly private event stops for futility; a boundary one goes on
+    clear = sequential_step(100, 400, 2_000, 2_000, 0.5, design=design, look=0)
+    assert clear.decision == ACCEPT and clear.futile and clear.p_value >= 0.05
+    edge = sequential_step(330, 200, 2_000, 2_000, 0.5, design=design, look=0)
+    assert edge.decision == CONTINUE
+    with pytest.raises(ValueError, match="delta"):
+        sequential_step(1, 1, 10, 10, 0.5, design=design, look=0, delta=0.1)
+
+
+def test_holm_by_hand():
+    rejected, adjusted = holm([0.01, 0.04, 0.03, 0.005], 0.05)
+    # sorted: 0.005 x 4 = 0.02, 0.01 x 3 = 0.03, 0.03 x 2 = 0.06 (stop), 0.04 x 1 -> 0.06
+    assert rejected.tolist() == [True, False, False, True]
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([], 0.05)[0].size == 0
+
+
+def test_fixed_sequence_over_increasing_test_epsilons():
+    # the nulls are nested: rejections count only up to the first test eps not rejected
+    assert first_rejections([0.001, 0.01, 0.2, 0.001], 0.05) == 2
+    lb, verdict = curve_summary([0.3, 0.1, 0.2, 0.4], [0.2, 0.001, 0.01, 0.001], 0.05, 0.3)
+    assert lb == 0.2 and verdict.startswith("no violation found at the claimed")
+    lb, verdict = curve_summary([0.1, 0.2], [0.5, 0.001], 0.05, 0.2)
+    assert lb is None and verdict == "no violation found"
+
+
+def test_p_values_that_underflow_print_as_a_floor():
+    assert fmt_pvalue(0.0) == "< 1e-300" and fmt_p(0.0) == "p < 1e-300"
+    assert fmt_p(1e-320) == "p < 1e-300" and fmt_p(0.0472) == "p = 0.047"
+    assert inconclusive_text(0.047, 36) == ("inconclusive: p = 0.047, not significant after "
+                                            "correction for 36 tests")
+    r = detect(get("statdp.isvt1").replace(epsilon=0.7), seed=1, n_select=2_000,
+               n_final=20_000, sequential=False, max_candidates=1)
+    assert r.violation and r.p_value < 1e-300  # counts like 7,000 vs 0
+    assert r.verdict == "violation found (p < 1e-300)"
+
+
+# -- detect, sequential against fixed ------------------------------------------------------
+
+@pytest.mark.parametrize("name, eps0", [("statdp.noisy_max_v1b", 0.7), ("statdp.isvt1", 1.5),
+                                        ("statdp.histogram_eps", 0.2)])
+def test_a_clear_violation_stops_after_a_few_thousand_samples(name, eps0):
+    mech = get(name).replace(epsilon=eps0)
+    seq = detect(mech, seed=3, max_candidates=1)
+    fixed = detect(mech, seed=3, max_candidates=1, sequential=False, n_select=20_000,
+                   n_final=100_000)
+    assert seq.violation and fixed.violation
+    # the pilot (2,000 per input) selects; the final looks are 2,000, 4,000, ...
+    assert seq.details["samples"] < 0.1 * fixed.details["samples"]
+    assert seq.details["stopped"].startswith("rejected at look")
+    cx = seq.counterexample
+    assert cx.counts[0] / cx.n[0] > math.exp(eps0) * cx.counts[1] / cx.n[1]
+
+
+def test_a_clear_pass_stops_for_futility():
+    r = detect(get("statdp.histogram_eps").replace(epsilon=1.5), seed=4, max_candidates=1,
+               n_final=100_000, n_select=20_000)  # 1/1.5-DP: clearly 1.5-DP
+    assert not r.violation and r.verdict == "no violation found"
+    assert "futility" in r.details["stopped"] and r.p_value > 0.05
+
+
+def test_a_curve_claims_only_what_fixed_sequence_testing_allows():
+    c = detect(get("statdp.histogram_eps").replace(epsilon=0.7), seed=8,
+               test_epsilons=[0.5, 1.0, 2.0], n_select=20_000, n_final=50_000).curve
+    assert c.p_values[0] < 0.05 and c.p_values[-1] > 0.05  # true epsilon 1/0.7 = 1.43
+    assert c.lower_bound in (0.5, 1.0)
+    assert c.details["lower_bound_rule"].startswith("fixed-sequence")
