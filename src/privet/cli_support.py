@@ -305,3 +305,192 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         message = clip(" ".join(message.split()).rstrip("."))
         self.exit(2, f"privet: error: {message} (see '{self.prog} --help').\n")
+
+
+# -- implementations that do not use the noise API: --calling, --neighbors, --domain, --length
+
+CALLINGS = ("vectorized", "statdp", "blackbox")
+NEIGHBOR_FORMS = "all:D, one:D, add-remove or replace-one"
+
+
+def parse_neighbors(text: str):
+    """``--neighbors``: ``all:1`` (every entry changes by at most 1), ``one:1`` (one entry
+    changes by at most 1), ``add-remove``, ``replace-one``."""
+    from .core import neighbors
+
+    spec = text.strip().lower().replace("_", "-")
+    kind, _, delta = spec.partition(":")
+    simple = {"add-remove": neighbors.add_remove, "replace-one": neighbors.replace_one}
+    if kind in simple and not delta:
+        return simple[kind]()
+    make = {"all": neighbors.all_differ, "one": neighbors.one_differs}.get(kind)
+    try:
+        value = float(delta) if delta else 1.0
+    except ValueError:
+        value = None
+    if make is None or value is None or not (value > 0 and value < float("inf")):
+        raise PrivetError(f"--neighbors {text!r} is not a neighbor relation; use "
+                          f"{NEIGHBOR_FORMS} (D a positive number, e.g. all:1).")
+    return make(value)
+
+
+def parse_domain(text: str) -> dict:
+    """``--domain``: ``int:LOW:HIGH`` or ``float:LOW:HIGH`` (an end may be ``inf``)."""
+    parts = text.strip().lower().split(":")
+    kinds = {"int": True, "integer": True, "float": False, "real": False}
+    try:
+        kind, lo, hi = parts
+        integer, low, high = kinds[kind], float(lo), float(hi)
+    except (ValueError, KeyError):
+        raise PrivetError(f"--domain {text!r} is not a domain; use int:LOW:HIGH or "
+                          "float:LOW:HIGH (e.g. int:0:10, float:-10:10).") from None
+    if not low <= high or low != low or high != high:
+        raise PrivetError(f"--domain {text!r} needs LOW <= HIGH.")
+    return {"integer": integer, "low": low, "high": high}
+
+
+def parse_length(text: str) -> int:
+    """``--length``: the number of entries of an input (a positive integer)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not (value >= 1 and value == int(value) and value < 1e9):
+        raise PrivetError(f"--length {text!r} must be a positive whole number of entries.")
+    return int(value)
+
+
+def add_target_options(p: argparse.ArgumentParser) -> None:
+    """The flags that say how to run a target that is not a privet mechanism."""
+    p.add_argument("--calling", choices=CALLINGS, default=None,
+                   help="how to call a plain function: vectorized m(a, n_samples), statdp "
+                        "f(prng, queries, epsilon) or blackbox f(a); default: read off its "
+                        "signature")
+    p.add_argument("--neighbors", default=None, metavar="REL",
+                   help="the neighbor relation: all:D (every entry changes by at most D), "
+                        "one:D, add-remove or replace-one (default all:1)")
+    p.add_argument("--domain", default=None, metavar="KIND:LOW:HIGH",
+                   help="the input domain, e.g. int:0:10 or float:-10:10")
+    p.add_argument("--length", default=None, metavar="N",
+                   help="the number of entries of an input")
+
+
+def _calling_of(f: Any, name: str) -> str:
+    """How to call a plain function, read off its parameters."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return "blackbox"
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name.lower() for p in positional]
+    if names and names[0] in ("noise",):
+        raise PrivetError(f"{name!r} takes a noise object: decorate it with "
+                          "@privet.mechanism(epsilon=...) to use privet's noise API.")
+    if len(names) >= 3 and names[0] in ("prng", "rng", "random_state", "generator"):
+        return "statdp"
+    if len(names) >= 2 and names[1] in ("n", "n_samples", "size", "samples", "num_samples",
+                                        "count"):
+        return "vectorized"
+    required = [p for p in positional if p.default is p.empty]
+    if len(required) <= 1:
+        return "blackbox"
+    raise PrivetError(f"{name!r} takes {inspect.signature(f)}, none of the ways privet calls "
+                      f"a function: {name}(x) with one input (--calling blackbox), "
+                      f"{name}(a, n_samples) (--calling vectorized) or {name}(prng, queries, "
+                      "epsilon) (--calling statdp); write it in one of these forms, or as "
+                      "@privet.mechanism over the noise API.")
+
+
+def _check_calling(f: Any, name: str, calling: str) -> None:
+    import inspect
+
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+    need = {"vectorized": 2, "statdp": 3, "blackbox": 1}[calling]
+    shape = {"vectorized": f"{name}(a, n_samples)", "statdp": f"{name}(prng, queries, epsilon)",
+             "blackbox": f"{name}(a)"}[calling]
+    required = [p for p in positional if p.default is p.empty]
+    if (len(positional) < need and not varargs) or len(required) > need:
+        guess = "blackbox" if len(positional) == 1 else None
+        hint = f"; use --calling {guess}" if guess and guess != calling else ""
+        raise PrivetError(f"--calling {calling} calls {shape}, but {name!r} takes "
+                          f"{inspect.signature(f)}{hint}.")
+
+
+def load_target(target: str, *, epsilon: float | None = None, calling: str | None = None,
+                neighbors: str | None = None, domain: str | None = None,
+                length: str | None = None) -> Mechanism:
+    """The mechanism a CLI target names, with the implementation flags applied: a library
+    name or privet mechanism (the flags change its neighbor relation, domain and length),
+    or a plain function wrapped as ``--calling`` says (or its signature shows);
+    ``epsilon`` is the claimed epsilon (``--claimed``)."""
+    from .core.mechanism import Domain, from_blackbox, from_statdp, from_vectorized
+
+    spec: dict[str, Any] = {}
+    if neighbors is not None:
+        spec["neighbors"] = parse_neighbors(neighbors)
+    dom = parse_domain(domain) if domain is not None else None
+    n = parse_length(length) if length is not None else None
+    if ":" not in target:
+        if calling is not None:
+            raise PrivetError(f"{target!r} is a library mechanism; --calling is for plain "
+                              "functions (FILE.py:NAME or MODULE:NAME).")
+        mech = load_mechanism(target, epsilon)
+    else:
+        obj = load_object(target)
+        name = target.rsplit(":", 1)[1]
+        if isinstance(obj, Mechanism):
+            if calling is not None:
+                raise PrivetError(f"{name!r} is already a privet mechanism; drop --calling.")
+            mech = obj if epsilon is None else obj.replace(epsilon=epsilon)
+        elif callable(obj):
+            how = calling or _calling_of(obj, name)
+            _check_calling(obj, name, how)
+            if how == "statdp" and epsilon is None:
+                raise PrivetError(f"a StatDP-style function takes its epsilon: give the "
+                                  f"claimed epsilon of {name!r} with --claimed.")
+            wrap = {"vectorized": from_vectorized, "statdp": from_statdp,
+                    "blackbox": from_blackbox}[how]
+            mech = wrap(obj, epsilon=epsilon, name=name)
+        else:
+            raise PrivetError(f"{target!r} is {type(obj).__name__}, not a mechanism or a "
+                              "function.")
+    if dom is not None or n is not None:
+        old = mech.domain
+        spec["domain"] = Domain(length=n if n is not None else old.length,
+                                integer=dom["integer"] if dom else old.integer,
+                                low=dom["low"] if dom else old.low,
+                                high=dom["high"] if dom else old.high)
+    if not spec:
+        return mech
+    mech = mech.replace(**spec)
+    _check_relation(mech, neighbors, domain, length)
+    return mech
+
+
+def _check_relation(mech: Mechanism, neighbors: str | None, domain: str | None,
+                    length: str | None) -> None:
+    """One sentence when no representative pair of the relation lies in the domain."""
+    from .core.errors import NeighborError
+
+    n = mech.domain.length if isinstance(mech.domain.length, int) else None
+    lengths = (n,) if n is not None else (5, 10)
+    for pair in mech.neighbors.pairs(lengths=lengths, domain=mech.domain):
+        try:
+            mech.domain.check(pair.d1)
+            mech.domain.check(pair.d2)
+            return
+        except PrivetError:
+            continue
+    flags = " ".join(f"--{k} {v}" for k, v in (("neighbors", neighbors), ("domain", domain),
+                                              ("length", length)) if v is not None)
+    raise NeighborError(
+        f"{flags} leaves no pair of neighboring inputs inside the domain "
+        f"({mech.domain.describe()}; '{mech.neighbors.describe()}'); give a smaller "
+        "neighbor distance in --neighbors or a wider --domain.")

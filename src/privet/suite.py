@@ -490,7 +490,7 @@ def library_selection(only: Sequence[str] | None = None) -> dict[str, Mechanism]
         else:
             names.append(str(item))
     if names:
-        library.update(mechanisms.opt_in())  # the floating-point mechanisms, by name
+        library.update(mechanisms.opt_in())  # floating-point and DP-Sniper's, by name
         extra = getattr(mechanisms, "real_libraries", None)
         if extra is not None:
             library.update(extra())

@@ -49,7 +49,7 @@ def test_get_accepts_unique_bare_names_and_rejects_unknown_ones():
     with pytest.raises(PrivetError, match="no library mechanism"):
         lib.get("nothing.like.this")
     with pytest.raises(PrivetError, match="unknown paper"):
-        lib.by_paper("dpsniper")
+        lib.by_paper("nosuchpaper")
 
 
 @pytest.mark.parametrize("name", NAMES)

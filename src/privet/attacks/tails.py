@@ -83,9 +83,9 @@ def _rows(out: np.ndarray) -> np.ndarray:
 def _row_positions(keys: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Index of each row in ``keys`` (distinct rows), -1 when absent: one integer code per
     row (mixed radix over the columns' values), then a sorted search."""
-    from ..core.noise import _row_codes
+    from ..core.noise import row_codes
 
-    codes = _row_codes(np.vstack([keys, rows]))
+    codes = row_codes(np.vstack([keys, rows]))
     kc, rc = codes[:len(keys)], codes[len(keys):]
     order = np.argsort(kc)
     at = np.minimum(np.searchsorted(kc[order], rc), len(kc) - 1)
@@ -101,14 +101,14 @@ def fit_statistic(o1: np.ndarray, o2: np.ndarray) -> Statistic:
     numeric column: the value itself (both tails are tested); several: Fisher's linear
     discriminant w = Σ⁻¹(m1 − m2) with the pooled covariance (optimal for Gaussian noise
     with a shared covariance, e.g. a noisy gradient step)."""
-    from ..core.noise import _row_codes
+    from ..core.noise import row_codes
 
     r1, r2 = _rows(o1), _rows(o2)
     both = np.vstack([r1, r2])
     finite = both[np.isfinite(both)]
     if len(both) and (finite.size == 0 or np.all(finite == np.round(finite))):
         # distinct rows through one integer code per row (a 1-d sort, not a row sort)
-        _, first, inv = np.unique(_row_codes(both), return_index=True, return_inverse=True)
+        _, first, inv = np.unique(row_codes(both), return_index=True, return_inverse=True)
         if len(first) <= TABLE_MAX:
             c1 = np.bincount(inv[:len(r1)], minlength=len(first))
             c2 = np.bincount(inv[len(r1):], minlength=len(first))

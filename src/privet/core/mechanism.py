@@ -423,7 +423,10 @@ def validate_outputs(out: Any, size: int, name: str, numeric: bool = True) -> np
             "(categories as integers)."
         )
     if np.issubdtype(out.dtype, np.floating) and np.isnan(out).any():
-        raise MechanismError(f"mechanism {name!r} returned NaN.")
+        raise MechanismError(
+            f"mechanism {name!r} returned NaN; return a number for every output (a flag "
+            "value such as -1, or privet.ABORTED, where there is no answer)."
+        )
     return out
 
 
@@ -523,9 +526,17 @@ def _per_sample(call: Callable[[np.random.Generator], Any], noise: Noise, name: 
             f"mechanism {name!r} is a black box: it can only be sampled, not run under "
             f"{type(noise).__name__}."
         )
-    rows = []
+    rows, ndims = [], set()
     for _ in range(noise.size):
-        rows.append(np.asarray(call(noise.rng), dtype=float).ravel())
+        got = np.asarray(call(noise.rng), dtype=float)
+        ndims.add(got.ndim)
+        rows.append(got.ravel())
+    if len(ndims) > 1:
+        raise MechanismError(
+            f"mechanism {name!r} returned a scalar in one call and an array in another; "
+            "return the same kind of output every call (a list padded with privet.ABORTED "
+            "for variable-length outputs)."
+        )
     width = max((len(r) for r in rows), default=1)
     if any(len(r) != width for r in rows):
         padded = np.full((len(rows), width), ABORTED)

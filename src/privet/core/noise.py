@@ -791,7 +791,7 @@ def enumerate_outputs(
     return group_outputs(outputs, noise.weights, grid_size=noise.size)
 
 
-def _row_codes(flat: np.ndarray) -> np.ndarray:
+def row_codes(flat: np.ndarray) -> np.ndarray:
     """One int64 code per row, equal exactly when the rows are equal (mixed radix over the
     per-column value codes; falls back to a structured sort for very wide rows)."""
     codes = np.zeros(flat.shape[0], dtype=np.int64)
@@ -810,7 +810,7 @@ def group_outputs(outputs: np.ndarray, weights, grid_size: int) -> Distribution:
     """Sum ``weights`` of equal output rows: one sort of integer row codes, then segment sums."""
     n = outputs.shape[0]
     flat = outputs.reshape(n, -1) if outputs.ndim > 1 else outputs.reshape(n, 1)
-    codes = _row_codes(flat)
+    codes = row_codes(flat)
     order = np.argsort(codes, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0]) if n else \
         np.array([], dtype=np.int64)

@@ -38,6 +38,7 @@ from ..core.seeds import SeedLike, as_seed
 from ..core.text import fmt_num, fmt_p
 from ..stats.hypothesis import pvalues as _pvalues
 from ..stats.sequential import REJECT, first_rejections
+from . import attack as _attack
 from .approx import N_MAX, detect_approx, null_for
 from .engine import Session, open_session, run_curve, test_point, verdict_text
 from .space import NoEventError
@@ -184,6 +185,13 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     try:
         setup = time.perf_counter() - t0
         chosen, cands, outcome = test_point(session, eps, max_candidates)
+        # black boxes: the classifier-attack family's own witness and final test, joined
+        # with the (sequential) StatDP test by Bonferroni; then chosen.p_value is the joint
+        # p-value and decides
+        chosen, cands, joined = _attack.hook(
+            mech, chosen, cands, eps, n_select=session.n_select, n_final=session.n_final,
+            alpha=session.alpha, args=args, seed=session.seed, executor=session.executor,
+            progress=progress, inputs=inputs, skip=outcome.interrupted)
         curve = None
         per_point: list[float] = []
         if curve_eps is not None and not outcome.interrupted:
@@ -191,7 +199,8 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     finally:
         session.executor.shutdown()
     p = float(chosen.p_value)
-    rejected = outcome.step.decision == REJECT
+    decided = p <= session.alpha if joined else outcome.step.decision == REJECT
+    rejected = decided
     notes = list(session.notes)
     if rejected and curve is not None:
         # fixed-sequence over the curve and this point: every smaller test eps must fall too
@@ -208,7 +217,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     verdict = verdict_text(p, session.alpha, rejected)
     if outcome.interrupted and not rejected:
         verdict = f"inconclusive: interrupted ({fmt_p(p)} so far)"
-    if rejected != (outcome.step.decision == REJECT):
+    if rejected != decided:
         verdict = f"inconclusive: {fmt_p(p)}, but a smaller test ε was not rejected"
     result = DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,

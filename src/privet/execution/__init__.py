@@ -598,13 +598,30 @@ def map_reduce(
     """
     data = mech.domain.check(x)
     resolved = mech.resolve_args(args)
-    if mech.kind in ("statdp", "blackbox"):
-        chunk = min(chunk, 20_000)
-    sizes = chunk_sizes(n, chunk)
+    sizes = chunk_sizes(n, chunk_for(mech, chunk))
     # one SeedSequence for every chunk (a Generator or None is resolved once, not per chunk)
     if not isinstance(seed, np.random.SeedSequence):
         seed = as_seed(seed)
     jobs = [(mech, data, resolved, seed, i, s, reduce) for i, s in enumerate(sizes)]
+    return run_chunks(mech, _task, jobs, sizes, executor, combine, progress, reduce)
+
+
+PER_SAMPLE_CHUNK = 20_000  # chunks of mechanisms that make one Python call per sample
+
+
+def chunk_for(mech: Mechanism, chunk: int) -> int:
+    """The chunk size for ``mech``: ``chunk``, at most ``PER_SAMPLE_CHUNK`` for per-sample
+    black boxes (so a process pool spreads their calls)."""
+    return min(chunk, PER_SAMPLE_CHUNK) if mech.kind in ("statdp", "blackbox") else chunk
+
+
+def run_chunks(mech: Mechanism, task: Callable, jobs: list[tuple], sizes: list[int],
+               executor: Any = None, combine: Callable[[Any, Any], Any] | None = None,
+               progress: Any = None, reduce: Any = None) -> Reduced:
+    """``task(*job)`` for each chunk on the executor (a spec or an object; one made here is
+    closed at the end), the results combined in chunk order (default ``+``). ``progress(k)``
+    hears of each chunk of ``k`` samples. Ctrl-C keeps the prefix of chunks done
+    (``interrupted=True``) and cancels the rest."""
     ex = get_executor(executor, mech, reduce)
     owned = ex is not executor
     combine = combine or (lambda a, b: a + b)
@@ -612,7 +629,7 @@ def map_reduce(
     interrupted = False
     results = None
     try:
-        results = ex.map(_task, jobs)
+        results = ex.map(task, jobs)
         for size, part in zip(sizes, results):
             total = part if total is None else combine(total, part)
             done += size
@@ -641,7 +658,19 @@ def collect_reduced(mech: Mechanism, x: Any, n: int, args: Mapping | None = None
     red = map_reduce(mech, x, n, _keep, args=args, seed=seed, chunk=chunk, executor=executor,
                      combine=lambda a, b: a + b)
     parts = red.value or []
-    outputs = np.concatenate(parts, axis=0) if parts else np.empty((0,))
+    if not parts:
+        return Reduced(np.empty((0,)), red.n, red.interrupted)
+    shapes = {p.shape[1:] for p in parts}
+    if len(shapes) > 1:
+        from ..core.errors import MechanismError
+
+        a, b = sorted(shapes)[:2]
+        raise MechanismError(
+            f"mechanism {mech.name!r} returned outputs of shape {a or 'scalar'} in one call "
+            f"and {b or 'scalar'} in another; return the same shape every call (pad "
+            "variable-length outputs with privet.ABORTED or a flag value)."
+        )
+    outputs = np.concatenate(parts, axis=0)
     return Reduced(outputs, red.n, red.interrupted)
 
 

@@ -8,15 +8,16 @@ noise API, so each runs under Sampler and Replay (and, when its noise is finite,
 
 Names are ``<paper>.<mechanism>``; papers: ``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
 ``faier``, ``gaussian`` (the approximate-DP and zCDP family) and the opt-in ``floats``
-(floating-point mechanisms, :func:`opt_in`; see :data:`PAPERS`). Each mechanism carries its
-claimed epsilon (or its (ε, δ) or zCDP claim), neighbor relation, input domain, non-private
-arguments with defaults, ``arg_ranges`` (a 2-tuple ``(low, high)`` is a real interval, a
-list is a set of choices), ``noise_args`` (arguments
-that set a noise scale and that detection may put at their low-noise end, e.g. SVT's N),
-its output schema, its source, and ``true_epsilon``: the known epsilon over its whole
-domain at the default epsilon and arguments (``math.inf`` for unbounded violations, None
-when unknown). :func:`known_epsilon` recomputes it for another epsilon, input length or
-arguments. :func:`example_input` gives a representative input of each mechanism.
+(floating-point mechanisms) and ``dpsniper`` (DP-Sniper's evaluation mechanisms;
+:func:`opt_in`, see :data:`PAPERS`). Each mechanism carries its claimed epsilon (or its
+(ε, δ) or zCDP claim), neighbor relation, input domain, non-private arguments with defaults,
+``arg_ranges`` (a 2-tuple ``(low, high)`` is a real interval, a list is a set of choices),
+``noise_args`` (arguments that set a noise scale and that detection may put at their low-
+noise end, e.g. SVT's N), its output schema, its source, and ``true_epsilon``: the known
+epsilon over its whole domain at the default epsilon and arguments (``math.inf`` for
+unbounded violations, None when unknown). :func:`known_epsilon` recomputes it for another
+epsilon, input length or arguments. :func:`example_input` gives a representative input of
+each mechanism.
 
 ``Output.length`` is None both for scalar outputs and for outputs with one entry per input
 entry; :func:`per_query` tells them apart.
@@ -32,7 +33,7 @@ import numpy as np
 
 from ..core.errors import PrivetError
 from ..core.mechanism import Mechanism
-from . import dpfinder, faier, floats, gaussian, kolahal, libs, statdp, wmc
+from . import dpfinder, dpsniper, faier, floats, gaussian, kolahal, libs, statdp, wmc
 
 PAPERS: dict[str, str] = {
     "statdp": "Ding et al., Detecting Violations of Differential Privacy (CCS 2018)",
@@ -44,14 +45,15 @@ PAPERS: dict[str, str] = {
                 "(NeurIPS 2020), Abadi et al. (CCS 2016); (ε, δ) and zCDP claims",
     "floats": "Mironov (CCS 2012), Jin et al. (S&P 2022), Casacuberta et al. (CCS 2022): "
               "floating-point mechanisms",
+    "dpsniper": "Bichsel, Steffen, Bogunovic, Vechev, DP-Sniper (S&P 2021)",
 }
 
 _MODULES = {"statdp": statdp, "dpfinder": dpfinder, "kolahal": kolahal, "wmc": wmc,
-            "faier": faier, "gaussian": gaussian, "floats": floats}
+            "faier": faier, "gaussian": gaussian, "floats": floats, "dpsniper": dpsniper}
 
 # papers whose mechanisms are not part of all() (so not of the default suite): they are
-# reached by name, by paper, and by ``privet suite --only floats``
-OPT_IN = ("floats",)
+# reached by name, by paper, and by ``privet suite --only floats`` (or ``dpsniper``)
+OPT_IN = ("floats", "dpsniper")
 
 _REGISTRY: dict[str, Mechanism] = {
     m.name: m for paper, module in _MODULES.items() if paper not in OPT_IN
@@ -75,7 +77,7 @@ def all() -> dict[str, Mechanism]:  # noqa: A001 - the registry's public name
 
 def by_paper(paper: str) -> dict[str, Mechanism]:
     """The mechanisms of one paper (``statdp``, ``dpfinder``, ``kolahal``, ``wmc``,
-    ``faier``, ``floats``), name -> Mechanism."""
+    ``faier``, ``floats``, ``dpsniper``), name -> Mechanism."""
     key = str(paper).lower().replace("-", "").replace("_", "")
     if key not in _MODULES:
         raise PrivetError(
@@ -116,8 +118,9 @@ def get(name: str) -> Mechanism:
 
 
 def opt_in() -> dict[str, Mechanism]:
-    """The mechanisms of the opt-in papers (:data:`OPT_IN`: the floating-point ones), name
-    -> Mechanism; like :func:`real_libraries`, they are not part of :func:`all`."""
+    """The mechanisms of the opt-in papers (:data:`OPT_IN`: the floating-point ones and
+    DP-Sniper's), name -> Mechanism; like :func:`real_libraries`, they are not part of
+    :func:`all`."""
     return dict(_OPT_IN)
 
 

@@ -96,3 +96,13 @@ def first_index(above: Any, none_code: Any) -> Any:
 def clip(values: Any, low: float, high: float) -> np.ndarray:
     """Clamp noisy counts onto their range (the truncation of FAIER Sec. 4.1)."""
     return np.clip(values, low, high)
+
+
+def lyu_alg3(noise, x, epsilon: float, T: Any, c: int) -> tuple[Any, Any]:
+    """Algorithm 3 of Lyu, Su, Li (VLDB 2017) up to its output encoding: the noisy answers
+    x + Lap(c/eps2) and whether each is at least T + Lap(1/eps1), eps1 = eps2 = eps/2."""
+    eps1 = epsilon / 2
+    eps2 = epsilon - eps1
+    rho = noise.laplace(1.0 / eps1)
+    noisy = x + noise.laplace(c / eps2, x.shape)
+    return noisy, ops.ge(noisy, row(T + rho))

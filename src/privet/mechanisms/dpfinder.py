@@ -27,7 +27,7 @@ import numpy as np
 from ..core import ops
 from ..core.mechanism import Domain, Output, mechanism
 from ..core.neighbors import add_remove, all_differ
-from ._common import halt_after, positive_int, row
+from ._common import halt_after, lyu_alg3, positive_int, row
 
 EPSILON = 0.1
 SIZE = 4
@@ -104,11 +104,7 @@ def at2(noise, x, *, epsilon, T=0.0, c=1):
 def at3(noise, x, *, epsilon, T=0.0, c=1):
     """AT3: releases the noisy entry x[i] + nu[i] when above (nu ~ Lap(c/eps2)), else -10."""
     c = positive_int("c", c)
-    eps1 = epsilon / 2
-    eps2 = epsilon - eps1
-    rho = noise.laplace(1.0 / eps1)
-    noisy = x + noise.laplace(c / eps2, x.shape)
-    above = ops.ge(noisy, row(T + rho))
+    noisy, above = lyu_alg3(noise, x, epsilon, T, c)
     return ops.where(ops.logical_and(halt_after(above, c), above), noisy, BOTTOM)
 
 

@@ -184,6 +184,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "event, n-final fresh ones to test it, no early stop")
     p.add_argument("--alpha", type=flags.probability("alpha"), default=0.05,
                    help="significance level of the test (default 0.05)")
+    flags.add_target_options(p)
     add_html_option(p)
     add_common_options(p)
     p.set_defaults(run=run_cli)
@@ -192,10 +193,13 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``privet detect``; exit 1 when a violation is found, 0 otherwise."""
-    from ..cli_support import load_mechanism
+    from ..cli_support import load_target
     from ..detect import detect
 
-    mech = load_mechanism(args.target, epsilon=getattr(args, "claimed", None))
+    mech = load_target(args.target, epsilon=getattr(args, "claimed", None),
+                       calling=getattr(args, "calling", None),
+                       neighbors=getattr(args, "neighbors", None),
+                       domain=getattr(args, "domain", None), length=getattr(args, "length", None))
     test_eps = getattr(args, "test_epsilons", None)
     if (getattr(args, "plot", None) or getattr(args, "html", None)) and test_eps is None \
             and getattr(args, "delta", None) is None and \

@@ -48,8 +48,31 @@ def summary_table(b: Bound) -> Fit:
     return kv(f"privet search: {b.mechanism}", rows)
 
 
+ATTACK_SHOWN = 5  # screened pairs shown besides the finalists
+
+
+def attack_table(trace: list[dict]) -> Fit:
+    """The classifier attack's search: the best screened pairs (held-out estimate of the
+    projected bound) and the finalists (value on their selection sample)."""
+    screened = sorted((r for r in trace if r.get("stage") != "select"),
+                      key=lambda r: -(r.get("value") if r.get("value") is not None
+                                      else float("-inf")))
+    shown = screened[:ATTACK_SHOWN] + [r for r in trace if r.get("stage") == "select"]
+    rows = [[str(r.get("stage", "")), str(r.get("pattern", "")), fmt_vec(r.get("d1", ())),
+             fmt_vec(r.get("d2", ())), fmt_num(r.get("value")), str(r.get("model", "")),
+             f"{r['n']:,}" if r.get("n") else "", f"{r.get('seconds', 0):.1f}"]
+            for r in shown]
+    best = min(ATTACK_SHOWN, len(screened))
+    title = (f"attack search ({len(screened)} pairs screened, best {best} shown; finalists "
+             "on fresh samples)")
+    return table(title, ["stage", "pattern", "x", "x′", "projected ε", "model", "n", "s"],
+                 rows)
+
+
 def trace_table(b: Bound) -> Fit:
     """One row per DP-Finder iteration: start estimate, surrogate, estimate after search."""
+    if any("stage" in r for r in b.details.get("trace", [])):
+        return attack_table(b.details["trace"])
     rows = []
     for i, r in enumerate(b.details.get("trace", []), 1):
         rows.append([str(i), str(r.get("status", "")), fmt_num(r.get("start_estimate")),
@@ -101,6 +124,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                    help="save the certified curve ε(δ) against the claim (PNG)")
     p.add_argument("--baseline", action="store_true",
                    help="also run the random-search baseline with the same budget")
+    p.add_argument("--n-cap", type=flags.count("the number of samples"), default=None,
+                   help="samples per input of each candidate pair (black boxes: the "
+                        "attack's screening sample; white boxes: the estimate's cap)")
+    flags.add_target_options(p)
     add_html_option(p)
     add_common_options(p)
     p.set_defaults(run=run_cli)
@@ -110,10 +137,14 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``privet search``; exit 1 when the certified bound exceeds the test ε (default:
     the claimed ε)."""
-    from ..cli_support import load_mechanism
+    from ..cli_support import load_target
     from ..search import search
 
-    mech = load_mechanism(args.target, epsilon=getattr(args, "claimed", None))
+    mech = load_target(args.target, epsilon=getattr(args, "claimed", None),
+                       calling=getattr(args, "calling", None),
+                       neighbors=getattr(args, "neighbors", None),
+                       domain=getattr(args, "domain", None), length=getattr(args, "length", None))
+    extra = {"n_cap": args.n_cap} if getattr(args, "n_cap", None) else {}
     claim = mech.claim
     if getattr(args, "delta", None) is not None or (claim is not None and claim.kind != "pure"):
         from .approx import plot_profile, render_certified
@@ -135,6 +166,6 @@ def run_cli(args: argparse.Namespace) -> int:
                     n_confirm=getattr(args, "n_confirm", None),
                     seed=getattr(args, "seed", None), progress=show_progress(args),
                     baseline=bool(getattr(args, "baseline", False)),
-                    executor=getattr(args, "executor", None))
+                    executor=getattr(args, "executor", None), **extra)
     emit(args, result, render)
     return 1 if result.violates else 0

@@ -38,13 +38,13 @@ from ..core.errors import (
     ParameterError,
     check_epsilon,
 )
-from ..core.events import Event, Interval, Singleton
+from ..core.events import Event, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.noise import Sampler
 from ..core.results import Bound, CertifiedProfile, Counterexample
 from ..core.seeds import SeedLike, as_seed, seed_sequence
 from ..core.text import fmt_num
-from ..execution import Borrowed, InProcess, collect, get_executor, map_reduce
+from ..execution import Borrowed, InProcess, get_executor, map_reduce
 from ..stats.counts import two_sample_counts
 from ..stats.intervals import (
     METHODS,
@@ -54,6 +54,7 @@ from ..stats.intervals import (
     pvalue_of_bound,
 )
 from ..stats.sequential import CONTINUE, Design, clearly_below, decide, schedule
+from .blackbox import attack_family, paired_projection, wants_attack
 from .estimate import (
     N_CAP,
     N_START,
@@ -297,12 +298,13 @@ def _contrast_event(mech, x, x2, rng, args, probe: int = 2000) -> Event | None:
 
 def _estimate_triple(mech, x, x2, event, rng, args, opts) -> tuple:
     """Adaptive correlated estimate, oriented so that eps^ >= 0 (Sec. 2: |eps|)."""
+    cap = opts["n_cap"] or N_CAP
     est = adaptive_estimate(mech, x, x2, event, rng, args, opts["method"], opts["confidence"],
-                            opts["target"], opts["n_start"], opts["n_cap"])
+                            opts["target"], opts["n_start"], cap)
     m = est.moments
-    if m.p2 == 0 and m.p1 > 0 and m.n < opts["n_cap"]:
+    if m.p2 == 0 and m.p1 > 0 and m.n < cap:
         # a candidate infinity: look again with the largest sample before believing it
-        est = correlated_estimate(mech, x, x2, event, opts["n_cap"], rng, args, opts["method"],
+        est = correlated_estimate(mech, x, x2, event, cap, rng, args, opts["method"],
                                   opts["confidence"])
         m = est.moments
     if m.p1 < m.p2:
@@ -498,12 +500,13 @@ def _int_seed(ss: np.random.SeedSequence | None) -> int | None:
     return None if ss is None else int(ss.generate_state(1)[0])
 
 
-def _witness(mech, rec: dict, conf: dict, args, confidence, seed) -> Counterexample:
+def _witness(mech, rec: dict, conf: dict, args, confidence, seed,
+             extra: dict | None = None) -> Counterexample:
     try:
         hist = witness_histograms(mech, rec["x"], rec["x2"], rec["event"], args, seed)
     except Exception:  # noqa: BLE001 - a picture for the report must never fail the search
         hist = None
-    extra = {"histograms": hist} if hist is not None else {}
+    extra = {**(extra or {}), **({"histograms": hist} if hist is not None else {})}
     return Counterexample(
         mechanism=mech.name, d1=tuple(np.asarray(rec["x"], float).tolist()),
         d2=tuple(np.asarray(rec["x2"], float).tolist()),
@@ -536,7 +539,7 @@ def _check_start(mech: Mechanism, start) -> tuple:
         raise InputError("start must be a triple (x, x2, event).") from None
     xa, xb = mech.domain.check(x), mech.domain.check(x2)
     mech.neighbors.check(xa, xb)
-    if not isinstance(event, Event):
+    if not isinstance(event, Event) and not (event is None and not mech.supports("replay")):
         raise InputError(f"the event of start must be a privet event, got {event!r}.")
     return xa.astype(float), xb.astype(float), event
 
@@ -556,7 +559,7 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
     opts = {
         "confidence": float(confidence), "method": interval,
         "target": float(kw.pop("target", TARGET_DIAMETER)),
-        "n_start": int(kw.pop("n_start", N_START)), "n_cap": int(kw.pop("n_cap", N_CAP)),
+        "n_start": int(kw.pop("n_start", N_START)), "n_cap": _opt_int(kw.pop("n_cap", None)),
         "p_min": float(kw.pop("p_min", P_MIN)), "c": float(kw.pop("c", DEFAULT_C)),
         "fd_step": kw.pop("fd_step", None),
         "maxiter": int(kw.pop("maxiter", 20)), "max_evals": int(kw.pop("max_evals", 150)),
@@ -567,6 +570,9 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         "certify": kw.pop("certify", "paired"),
         "tail": bool(kw.pop("tail", True)), "n_walk": int(kw.pop("n_walk", 1 << 17)),
         "n_confirm": n_confirm,
+        # black boxes (privet.attacks): selection sample, finalists, models
+        "n_select": _opt_int(kw.pop("n_select", None)), "finalists": int(kw.pop("finalists", 8)),
+        "models": tuple(kw.pop("models", ())), "attack": kw.pop("attack", "auto"),
     }
     if kw:
         raise InputError(f"search got unknown option(s) {', '.join(sorted(kw))}.")
@@ -574,6 +580,10 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         raise ParameterError(f"certify must be 'paired' or 'marginal', got {opts['certify']!r}.")
     opts["requested"] = method
     return opts
+
+
+def _opt_int(v: Any) -> int | None:
+    return None if v is None else int(v)
 
 
 def _progress(enabled: bool, total: int, label: str):
@@ -687,9 +697,13 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     root = np.random.SeedSequence(seed)
     it_seeds, confirm_seed, base_seed = root.spawn(3)
     if not mech.supports("replay"):
+        from .blackbox import refuse_slsqp, search_blackbox
+
+        if method == "slsqp":
+            refuse_slsqp(mech)
         return dataclasses.replace(
-            _search_blackbox(mech, resolved, opts, iterations, n_confirm, root, seed,
-                             starting, progress, t0, executor, compared), test_epsilon=test_eps)
+            search_blackbox(mech, resolved, opts, iterations, n_confirm, root, seed, starting,
+                            progress, t0, executor, compared), test_epsilon=test_eps)
     if not random_only:
         opts["gradient"] = _wants_gradient(mech, resolved, opts, it_seeds)
     seeds = it_seeds.spawn(int(iterations))
@@ -706,9 +720,24 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
         except KeyboardInterrupt:
             pass
     best = _best(records)
+    # the classifier-attack family (privet.attacks) beside the random boxes and singletons
+    s_attack, s_score = root.spawn(2)
+    interrupted_attack, done = False, len(records)
+    if not random_only and len(records) == int(iterations) and wants_attack(
+            mech, opts, resolved, best, np.random.default_rng(s_score)):
+        attack, cut = attack_family(mech, resolved, opts, iterations, s_attack, executor,
+                                    progress, starting)
+        if cut:
+            interrupted_attack = True
+        if attack is not None:
+            records.append(attack)
+            if best is None or math.isinf(best["estimate"]) is False and \
+                    attack["attack_score"] > paired_projection(mech, best, resolved, opts,
+                                                               s_score.spawn(1)[0]):
+                best = attack
     details: dict[str, Any] = {
-        "trace": [_trace_row(r) for r in records], "iterations": len(records),
-        "interrupted": len(records) < int(iterations),
+        "trace": [_trace_row(r) for r in records], "iterations": done,
+        "interrupted": done < int(iterations) or interrupted_attack,
         "optimizer": "random search" if random_only else (
             "SLSQP on eps^d (Relaxed)" if opts.get("gradient") else
             "derivative-free local search"),
@@ -726,9 +755,10 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                       seconds=time.perf_counter() - t0,
                       details={**details, "verdict": verdict})
     else:
+        size = best["size"] if "size" in best else _confirm_size(n_confirm, best["p"][0])
         conf = confirm(mech, best["x"], best["x2"], best["event"], args=resolved,
-                       n=_confirm_size(n_confirm, best["p"][0]), confidence=confidence,
-                       seed=confirm_seed, certify=opts["certify"], executor=executor)
+                       n=size, confidence=confidence, seed=confirm_seed,
+                       certify=opts["certify"], executor=executor)
         value = max(conf["value"], 0.0)
         details.update(search_estimate=best["estimate"], unbounded=conf["unbounded"],
                        confirmation=conf["method"], n_confirm=conf.get("n"),
@@ -795,112 +825,3 @@ def _wants_gradient(mech: Mechanism, args, opts: dict, ss: np.random.SeedSequenc
                                      check_input=False))
 
 
-# --------------------------------------------------------------------------------------------
-# black boxes: independent samples and StatDP-style events
-# --------------------------------------------------------------------------------------------
-
-def _candidate_events(o1: np.ndarray, o2: np.ndarray, limit: int = 24) -> list[Event]:
-    rows1 = o1.reshape(o1.shape[0], -1) if o1.ndim > 1 else o1.reshape(-1, 1)
-    rows2 = o2.reshape(o2.shape[0], -1) if o2.ndim > 1 else o2.reshape(-1, 1)
-    pooled = np.vstack([rows1, rows2]).astype(float)
-    finite = pooled[np.isfinite(pooled)]
-    events: list[Event] = []
-    if np.all(finite == np.round(finite)):
-        uniq, counts = np.unique(pooled, axis=0, return_counts=True)
-        for i in np.argsort(-counts)[:limit]:
-            events.append(Singleton(tuple(float(v) for v in uniq[i])))
-        return events
-    for j in range(min(pooled.shape[1], 8)):
-        col = pooled[:, j]
-        col = col[np.isfinite(col)]
-        if col.size == 0:
-            continue
-        for q in np.quantile(col, [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95]):
-            events.append(Interval(-math.inf, float(q), "coord", j))
-            events.append(Interval(float(q), math.inf, "coord", j))
-    return events
-
-
-def _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed, starting, progress,
-                     t0, executor=None, compared=None) -> Bound:
-    """Independent samples (no Replay): pairs from the relation's representative inputs and
-    random ones, events from the pooled outputs, the best (pair, event) by a conservative
-    score, then a fresh-sample Clopper-Pearson bound with a union bound over both sides."""
-    ss_pairs, ss_conf = root.spawn(2)
-    rng = np.random.default_rng(ss_pairs)
-    n = int(min(opts["n_cap"], 20_000))
-    pairs = [(starting[0], starting[1])] if starting is not None else []
-    pairs += [(p.d1, p.d2) for p in mech.neighbors.pairs(lengths=(opts["length"],))
-              if _in_domain(mech, p.d1, p.d2)][: max(int(iterations), 1)]
-    for _ in range(int(iterations)):
-        x = random_input(mech, rng, opts["length"], opts["input_range"])
-        pairs.append((x, random_neighbor(mech, x, rng)))
-    z = 1.6448536269514722
-    where = "inprocess" if executor is None else executor
-    best = None
-    trace = []
-    for x, x2 in pairs:
-        s = rng.integers(2**32, size=2)
-        o1 = np.asarray(collect(mech, x, n, args, seed=int(s[0]), executor=where))
-        o2 = np.asarray(collect(mech, x2, n, args, seed=int(s[1]), executor=where))
-        events = [starting[2]] if starting is not None and x is starting[0] else []
-        events += _detect_event(mech, x, x2, args, n, int(s[0]), where)
-        events += _candidate_events(o1, o2)
-        for ev in events:
-            k1, k2 = _hits(ev, o1), _hits(ev, o2)
-            for a, b, ka, kb in ((x, x2, k1, k2), (x2, x, k2, k1)):
-                if ka == 0:
-                    continue
-                score = math.log(ka / max(kb, 1)) - z * math.sqrt(1 / ka + 1 / max(kb, 1))
-                if best is None or score > best[0]:
-                    best = (score, a, b, ev, _log_ratio(ka, kb))
-        trace.append({"status": "black box pair", "estimate": best[4] if best else None,
-                      "n": n, "event": best[3].describe() if best else ""})
-    if best is None:
-        return Bound(mechanism=mech.name, value=0.0, confidence=opts["confidence"],
-                     method="dpfinder (black box)", claimed_epsilon=mech.epsilon, seed=seed,
-                     claim=mech.describe_claim(),
-                     seconds=time.perf_counter() - t0,
-                     details={"trace": trace, "verdict": "no violation found"})
-    _, x, x2, ev, est = best
-    conf = confirm(mech, x, x2, ev, args=args, n=int(n_confirm or 200_000),
-                   confidence=opts["confidence"], seed=ss_conf, executor=executor)
-    rec = {"x": x, "x2": x2, "event": ev, "estimate": est}
-    value = max(conf["value"], 0.0)
-    return Bound(mechanism=mech.name, value=value,
-                 confidence=1.0 if conf["exact"] else opts["confidence"],
-                 method="dpfinder (black box)", exact=conf["exact"],
-                 witness=_witness(mech, rec, conf, args, opts["confidence"], seed),
-                 claimed_epsilon=mech.epsilon, seed=seed, claim=mech.describe_claim(),
-                 seconds=time.perf_counter() - t0,
-                 details={"trace": trace, "search_estimate": est, "unbounded": conf["unbounded"],
-                          "confirmation": conf["method"], "n_confirm": conf.get("n"),
-                          "optimizer": "black box: independent samples, StatDP-style events",
-                          "verdict": _verdict(value, conf, compared, opts["confidence"],
-                                              test=compared != mech.epsilon)})
-
-
-def _detect_event(mech: Mechanism, x, x2, args, n: int, seed: int,
-                  executor: Any = "inprocess") -> list[Event]:
-    """StatDP's event selection (Algorithm 3) from :mod:`privet.detect`, when available."""
-    if mech.epsilon is None:
-        return []
-    try:
-        from ..detect import select_event
-    except ImportError:  # pragma: no cover - the detect engine is optional here
-        return []
-    try:
-        event, _ = select_event(mech, x, x2, args=args, n_select=n, seed=seed,
-                                executor=executor)
-    except Exception:  # noqa: BLE001 - selection is a heuristic; our own events remain
-        return []
-    return [event]
-
-
-def _in_domain(mech: Mechanism, a, b) -> bool:
-    try:
-        mech.domain.check(a)
-        mech.domain.check(b)
-    except InputError:
-        return False
-    return True

@@ -21,6 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..attacks.inputs import default_length as input_length
 from ..core.events import Event, Singleton
 from ..core.mechanism import Mechanism
 from ..core.noise import Sampler
@@ -70,14 +71,7 @@ def _unit_range(mech: Mechanism, input_range: tuple[float, float] | None) -> tup
 
 def default_length(mech: Mechanism, length: int | None) -> int:
     """Array size of random inputs: the domain's when fixed, else ``length`` (default 4)."""
-    d = mech.domain.length
-    if isinstance(d, int):
-        return d
-    want = 4 if length is None else int(length)
-    if isinstance(d, tuple):
-        low = d[0] + (1 if mech.neighbors.kind == "add_remove" else 0)
-        return int(min(max(want, low), d[1]))
-    return want
+    return input_length(mech, length, fallback=4)
 
 
 def random_input(mech: Mechanism, rng: np.random.Generator, length: int,

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.noise import row_codes
+
 
 def two_sample_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(values, counts_a, counts_b)``: every distinct row of ``a`` or ``b`` (one sample per
-    leading index, any trailing shape) with how often each sample shows it."""
+    leading index, any trailing shape) with how often each sample shows it (rows in the
+    order of their integer codes, :func:`privet.core.noise.row_codes`)."""
     ra = np.asarray(a).reshape(len(a), -1)
     rb = np.asarray(b).reshape(len(b), -1)
-    values, inverse = np.unique(np.vstack([ra, rb]), axis=0, return_inverse=True)
+    pooled = np.vstack([ra, rb])
+    _, first, inverse = np.unique(row_codes(pooled), return_index=True, return_inverse=True)
+    values = pooled[first]
     inverse = inverse.ravel()
     return (values, np.bincount(inverse[:len(ra)], minlength=len(values)),
             np.bincount(inverse[len(ra):], minlength=len(values)))

@@ -1,0 +1,88 @@
+"""The threshold event of a score: DP-Sniper's optimal threshold attack (Bichsel et al.,
+S&P 2021: the approximately optimal attack built from a classifier) with a randomized
+boundary.
+
+``S = {b : s(b) > t}`` plus each output scoring exactly ``t`` with probability ``tie``. With
+a randomized boundary every probability P[M(x') in S] between two attainable ones is hit
+exactly (DP-Sniper fixes it at c); outputs of discrete mechanisms share a score, so a
+deterministic boundary would jump over it. The coins at the boundary are drawn from a
+generator passed in by the sampling task (chunk seeds, so every executor gives the same
+counts) or, when none is given, from a generator seeded by the event's ``seed`` and a hash
+of the tied rows.
+
+The event serializes (``spec()``: the score's plain parameters) and rebuilds with
+:func:`privet.core.events.from_spec` once this module is imported (the engines import it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..core.events import Event
+from .scores import Negated, Score, Stat, Table, score_from_spec
+
+__all__ = ["Threshold"]
+
+
+def _plain(v: float):
+    v = float(v)
+    return "inf" if v == np.inf else "-inf" if v == -np.inf else v
+
+
+@dataclass(frozen=True, eq=False)
+class Threshold(Event):
+    """``score(ω) > threshold``, and ``= threshold`` with probability ``tie``."""
+
+    kind: ClassVar[str] = "threshold"
+    score: Any
+    threshold: float
+    tie: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self):
+        if isinstance(self.score, dict):
+            object.__setattr__(self, "score", score_from_spec(self.score))
+        if not isinstance(self.score, Score):
+            raise TypeError(f"a threshold event needs a score, got {self.score!r}.")
+        object.__setattr__(self, "threshold", float(self.threshold))
+        object.__setattr__(self, "tie", float(min(max(self.tie, 0.0), 1.0)))
+
+    def contains(self, outputs, rng: np.random.Generator | None = None) -> np.ndarray:
+        s = self.score(outputs)
+        inside = s > self.threshold
+        if self.tie > 0:
+            at = s == self.threshold
+            if self.tie >= 1:
+                inside |= at
+            elif at.any():
+                if rng is None:
+                    rows = np.asarray(outputs)[at]
+                    digest = hashlib.blake2b(np.ascontiguousarray(rows).tobytes(),
+                                             digest_size=8).digest()
+                    rng = np.random.default_rng([int(self.seed),
+                                                 int.from_bytes(digest, "little")])
+                inside[at] = rng.random(int(at.sum())) < self.tie
+        return inside
+
+    def describe(self) -> str:
+        t, score = self.threshold, self.score
+        boundary = "" if self.tie in (0.0, 1.0) else \
+            f" (outputs scoring exactly {t:.4g} with probability {self.tie:.3g})"
+        if isinstance(score, Table) and self.tie in (0.0, 1.0):
+            return score.event_text(t, strict=self.tie == 0.0)
+        op = "≥" if self.tie > 0 else ">"
+        if isinstance(score, Stat) and score.sign < 0:
+            flip = {"≥": "≤", ">": "<"}[op]
+            return f"{score.negated().describe()} {flip} {-t:.4g}{boundary}"
+        if isinstance(score, Negated):
+            flip = {"≥": "≤", ">": "<"}[op]
+            return f"{score.inner.describe()} {flip} {-t:.4g}{boundary}"
+        return f"{score.describe()} {op} {t:.4g}{boundary}"
+
+    def spec(self) -> dict:
+        return {"kind": self.kind, "score": self.score.spec(),
+                "threshold": _plain(self.threshold), "tie": self.tie, "seed": int(self.seed)}

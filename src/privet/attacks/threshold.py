@@ -1,0 +1,144 @@
+"""Choosing the threshold of a score on a selection sample.
+
+DP-Sniper (Bichsel et al., S&P 2021, its optimal threshold attack) fixes the threshold so that
+P[M(D2) in S] = c (c = 0.01, :func:`threshold_at_rate`); its bound is then capped at
+ln(1/c). Here every threshold of the sample is scored by what its event would certify: the
+counts of the events ``{s >= t}`` for all candidate t come from three sorted arrays
+(D1's scores, D2's and, pair by pair, their minimum), and an ``objective`` -- by default the
+certificate a fresh sample of the certifying size would give (:func:`privet.stats.bounds.
+projected`) -- picks the best; DP-Sniper's randomized boundary is scored too for the ties
+of discrete scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ORIENTATIONS", "Choice", "best_of_counts", "best_threshold", "candidates",
+           "counts_at", "oriented", "tails", "threshold_at_rate"]
+
+MAX_CANDIDATES = 1024  # half dense in each tail
+TIES = (0.25, 0.5, 0.75)
+
+Objective = Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The best threshold of a score: the event ``s > t`` plus ``tie`` of ``s == t``, its
+    objective value and its counts (n11, n10, n01) among n pairs of the selection sample."""
+
+    threshold: float
+    tie: float
+    value: float
+    counts: tuple
+    n: int
+
+
+def candidates(pooled: np.ndarray, limit: int = MAX_CANDIDATES) -> tuple[np.ndarray, bool]:
+    """Thresholds to try: every distinct score (second value True), or quantiles dense in
+    both tails (geometric fractions of the pooled scores above, and below, down to one
+    score): the events ``s >= t`` and ``s <= t`` of every orientation
+    (:func:`tails`) both reach their rare extremes, where an output seen under one input
+    only (an impossible output: the bound grows with n) lives."""
+    ordered = np.sort(np.asarray(pooled, dtype=float))
+    if ordered.size == 0:
+        return ordered, True
+    uniq = ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+    if len(uniq) <= limit:
+        return uniq, True
+    tail = np.geomspace(1.0 / len(ordered), 0.5, limit // 2)  # fractions above (or below)
+    last = len(ordered) - 1
+    idx = np.r_[np.ceil((1.0 - tail) * last), np.ceil(tail * last) - 1]
+    return np.unique(ordered[np.clip(idx.astype(int), 0, last)]), False
+
+
+def at_least(values: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """``#{v >= t}`` for each threshold of the ascending ``ts``: each value is binned by how
+    many thresholds it reaches (one binary search, no sort of the values)."""
+    reached = np.searchsorted(ts, values, side="right")
+    hist = np.bincount(reached, minlength=len(ts) + 1)
+    return np.cumsum(hist[::-1])[::-1][1:].astype(float)
+
+
+def counts_at(s1: np.ndarray, s2: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(n11, n10, n01) of ``{s >= t}`` for each t of the ascending ``ts``, pairing s1[i]
+    with s2[i] (both in the event iff their minimum is)."""
+    k1, k2, k11 = (at_least(v, ts) for v in (s1, s2, np.minimum(s1, s2)))
+    return k11, k1 - k11, k2 - k11
+
+
+ORIENTATIONS = ((False, False), (True, True), (False, True), (True, False))
+"""(lower tail, favors the second input) of the four events of a score: ``s >= t`` for D1,
+``s <= t`` for D2, ``s >= t`` for D2, ``s <= t`` for D1."""
+
+
+def tails(s1: np.ndarray, s2: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Counts (n11, n10, n01) of ``{s >= t}`` and of ``{s <= t}`` (``-s >= -t`` over the
+    reversed, negated grid) for each threshold: an array (2, 3, len(ts))."""
+    return np.array([counts_at(s1, s2, ts), counts_at(-s1, -s2, -ts[::-1])])
+
+
+def oriented(arr: np.ndarray, ts: np.ndarray, orientation: int) -> tuple[np.ndarray, tuple]:
+    """The grid and counts of one of the four :data:`ORIENTATIONS` from :func:`tails`' array
+    (the second input's events swap n10 and n01)."""
+    lower, second = ORIENTATIONS[orientation]
+    n11, n10, n01 = arr[1 if lower else 0]
+    return (-ts[::-1] if lower else ts), ((n11, n01, n10) if second else (n11, n10, n01))
+
+
+def best_threshold(s1: np.ndarray, s2: np.ndarray, objective: Objective,
+                   ties: tuple[float, ...] = TIES) -> Choice | None:
+    """The threshold maximizing ``objective(n11, n10, n01, n)`` over the events
+    ``{s >= t}`` (D1's outputs should score high); ``s1[i]`` and ``s2[i]`` are a pair (the
+    same noise under Replay, or just the i-th draw of each). With ``ties``, randomized
+    boundaries at each candidate are scored as well (expected counts, coins independent of
+    everything else). None when no event occurs at all."""
+    s1, s2 = np.asarray(s1, float), np.asarray(s2, float)
+    ts, every = candidates(np.r_[s1, s2])
+    if len(ts) == 0:
+        return None
+    return best_of_counts(ts, every, *counts_at(s1, s2, ts), len(s1), objective, ties)
+
+
+def best_of_counts(ts: np.ndarray, every: bool, n11, n10, n01, n: int, objective: Objective,
+                   ties: tuple[float, ...] = TIES) -> Choice | None:
+    """:func:`best_threshold` from the counts of the events ``{s >= t}`` for the thresholds
+    ``ts`` (``every``: they are all the distinct scores, so randomized ties apply)."""
+    values = np.asarray(objective(n11, n10, n01, n), dtype=float)
+    best = int(np.nanargmax(np.where(np.isnan(values), -np.inf, values)))
+    choice = Choice(float(ts[best]), 1.0, float(values[best]),
+                    (float(n11[best]), float(n10[best]), float(n01[best])), n)
+    if ties and every and len(ts) > 2:
+        # outputs at t_i join with probability q: with every distinct score a candidate,
+        # the events at t_i and t_i+1 differ by exactly the outputs scoring t_i (all the
+        # mixtures in one call of the objective)
+        a = np.array([n11[:-1], n10[:-1], n01[:-1]])   # >= t_i
+        b = np.array([n11[1:], n10[1:], n01[1:]])      # >= t_{i+1}, i.e. > t_i
+        q = np.repeat(np.asarray(ties, dtype=float), a.shape[1])
+        mix = np.tile(b, len(ties)) + q * (np.tile(a, len(ties)) - np.tile(b, len(ties)))
+        vals = np.asarray(objective(*mix, n), dtype=float)
+        vals = np.where(np.isnan(vals), -np.inf, vals)
+        i = int(np.argmax(vals))
+        if vals[i] > choice.value:
+            j = i % a.shape[1]
+            choice = Choice(float(ts[j]), float(q[i]), float(vals[i]),
+                            tuple(float(m[i]) for m in mix), n)
+    if choice.counts[0] + choice.counts[1] <= 0:
+        return None
+    return choice
+
+
+def threshold_at_rate(s2: np.ndarray, c: float) -> tuple[float, float]:
+    """DP-Sniper's threshold: ``(t, q)`` with P[s > t] + q P[s = t] = c on D2's scores."""
+    s = np.sort(np.asarray(s2, float))[::-1]
+    n = len(s)
+    want = c * n
+    k = int(min(max(np.ceil(want), 1), n)) - 1
+    t = s[k]
+    above = int(np.sum(s > t))
+    at = int(np.sum(s == t))
+    return float(t), float(min(max((want - above) / at, 0.0), 1.0))

@@ -1,0 +1,172 @@
+"""Fitting the scores of :mod:`privet.attacks.scores` on two samples (label 1: outputs of
+M(D1), label 0: outputs of M(D2)), as DP-Sniper trains its classifiers (Bichsel et al.,
+S&P 2021: logistic regression and a small neural network, 10 and 5 ReLU units).
+
+scikit-learn is imported here, inside the functions, so ``import privet`` stays fast.
+Which models apply is read off the outputs (:func:`models_for`): the empirical table when
+the outputs take few distinct values, a histogram over one or two continuous entries,
+logistic regression on the features always, the neural network on request, and the
+StatDP-style statistics (entries, sum, flag counts) as a cheap baseline.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..core.noise import row_codes
+from ..stats.counts import two_sample_counts
+from .features import FeatureMap, fit_features, rows_of
+from .scores import MLP, Bins, Linear, Score, Stat, Table
+
+__all__ = ["MODELS", "fit", "fit_bins", "fit_linear", "fit_mlp", "fit_table", "models_for",
+           "stat_scores"]
+
+MODELS = ("table", "bins", "logistic", "mlp", "stats")
+MAX_TABLE_ROWS = 4096  # more distinct outputs than this: not a table
+MAX_FIT_ROWS = 1 << 16  # per input, for the fitted models (more adds time, not accuracy)
+SMOOTH = 0.5           # pseudo-count of the empirical log-ratios
+
+
+def _log_ratio(c1: np.ndarray, c0: np.ndarray, n1: int, n0: int) -> np.ndarray:
+    k = len(c1)
+    return (np.log((c1 + SMOOTH) / (n1 + SMOOTH * k))
+            - np.log((c0 + SMOOTH) / (n0 + SMOOTH * k)))
+
+
+def distinct_rows(r1: np.ndarray, r0: np.ndarray, cap: int = MAX_TABLE_ROWS) -> int:
+    """The number of distinct output rows of both samples (counted on a prefix of each,
+    enough to tell whether it exceeds ``cap``)."""
+    a, b = rows_of(r1)[: 4 * cap], rows_of(r0)[: 4 * cap]
+    return len(np.unique(row_codes(np.vstack([a, b]))))
+
+
+def discrete(r1: np.ndarray, r0: np.ndarray) -> bool:
+    """Few distinct outputs, each seen many times: at most ``MAX_TABLE_ROWS`` and at most
+    one per 8 samples (continuous outputs, all distinct, are never a table)."""
+    total = min(len(r1), 4 * MAX_TABLE_ROWS) + min(len(r0), 4 * MAX_TABLE_ROWS)
+    return distinct_rows(r1, r0) <= min(MAX_TABLE_ROWS, total / 8)
+
+
+def fit_table(r1, r0) -> Table | None:
+    """Smoothed empirical log-ratio per distinct output row (None: not :func:`discrete`)."""
+    a, b = rows_of(r1), rows_of(r0)
+    if not discrete(a, b):
+        return None
+    uniq, c1, c0 = two_sample_counts(a, b)
+    values = _log_ratio(c1.astype(float), c0.astype(float), len(a), len(b))
+    return Table(tuple(tuple(r) for r in uniq.tolist()), tuple(values.tolist()), 0.0)
+
+
+def fit_bins(r1, r0, coords: tuple[int, ...], bins: int | None = None) -> Bins:
+    """A histogram model over one or two entries: quantile edges of the pooled sample."""
+    a, b = rows_of(r1), rows_of(r0)
+    per = bins or (48 if len(coords) == 1 else 12)
+    edges = []
+    for j in coords:
+        col = np.r_[a[:, j], b[:, j]]
+        col = col[np.isfinite(col)]
+        e = np.unique(np.quantile(col, np.linspace(0, 1, per + 1)[1:-1])) if col.size else \
+            np.array([0.0])
+        edges.append(tuple(e.tolist()))
+    model = Bins(tuple(coords), tuple(edges), ())
+    size = int(np.prod([len(e) + 1 for e in edges]))
+    c1 = np.bincount(model.cells(a), minlength=size).astype(float)
+    c0 = np.bincount(model.cells(b), minlength=size).astype(float)
+    return Bins(tuple(coords), tuple(edges), tuple(_log_ratio(c1, c0, len(a), len(b)).tolist()))
+
+
+def _xy(fmap: FeatureMap, r1, r0) -> tuple[np.ndarray, np.ndarray]:
+    r1, r0 = r1[:MAX_FIT_ROWS], r0[:MAX_FIT_ROWS]
+    x = np.vstack([fmap.transform(r1), fmap.transform(r0)])
+    y = np.r_[np.ones(len(r1)), np.zeros(len(r0))]
+    return x, y
+
+
+def fit_linear(fmap: FeatureMap, r1, r0, c: float = 1.0) -> Linear | None:
+    """Logistic regression (L2, ``C = c``) on the features: its log-odds."""
+    if fmap.size == 0:
+        return None
+    from sklearn.linear_model import LogisticRegression
+
+    x, y = _xy(fmap, r1, r0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LogisticRegression(C=c, max_iter=300).fit(x, y)
+    return Linear(fmap, tuple(model.coef_[0].tolist()), float(model.intercept_[0]))
+
+
+def fit_mlp(fmap: FeatureMap, r1, r0, hidden: tuple[int, ...] = (10, 5), seed: int = 0,
+            epochs: int = 20) -> MLP | None:
+    """A ReLU network (DP-Sniper's 10-5 units) trained with Adam; its output logit."""
+    if fmap.size == 0:
+        return None
+    from sklearn.neural_network import MLPClassifier
+
+    x, y = _xy(fmap, r1, r0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = MLPClassifier(hidden_layer_sizes=hidden, alpha=1e-4, batch_size=512,
+                              learning_rate_init=1e-2, max_iter=epochs, random_state=seed,
+                              n_iter_no_change=4, tol=1e-5).fit(x, y)
+    layers = tuple((w, b) for w, b in zip(model.coefs_, model.intercepts_))
+    return MLP(fmap, layers)
+
+
+STAT_ENTRIES = 10  # wider outputs get no per-entry statistics (the linear score covers them)
+
+
+def stat_scores(fmap: FeatureMap) -> list[Score]:
+    """Each entry (up to ``STAT_ENTRIES`` entries), the sum of the entries, the number of
+    entries above their medians and the count of each flag value (their events take both
+    tails, for either input)."""
+    flags = tuple(sorted({float(v) for _, v in fmap.indicators}))
+    out: list[Score] = []
+    numeric = {int(j) for j, _, _ in fmap.numeric}
+    for j in range(fmap.width if fmap.width <= STAT_ENTRIES else 0):
+        out.append(Stat("entry", j))
+    if fmap.width > 1 and numeric:
+        out.append(Stat("sum", flags=flags))
+    if len(numeric) > 1:
+        out.append(Stat("above", flags=flags,
+                        centers=tuple((int(j), float(c)) for j, c, _ in fmap.numeric)))
+    if fmap.width > 1:
+        out.extend(Stat("count", value=v) for v in flags)
+    return out
+
+
+def models_for(r1, r0, fmap: FeatureMap, cheap: bool = False) -> tuple[str, ...]:
+    """The models that apply to these outputs. With ``cheap`` (screening many pairs): the
+    table alone for discrete outputs (it is their likelihood ratio), the histogram and the
+    statistics for one or two continuous entries, else logistic regression and the
+    statistics. Without ``cheap``, logistic regression is added, the statistics are dropped
+    for discrete outputs (their events are unions of outputs, which the table's events
+    already order by likelihood ratio), and outputs with two or more continuous entries get
+    the neural network too (a ratio that is a sum of clipped terms of linear combinations of
+    the entries, as for prefix sums, is beyond a linear score)."""
+    if discrete(r1, r0):
+        return ("table",) if cheap else ("table", "logistic")
+    if fmap.width <= 2 and not fmap.indicators:
+        return ("bins", "stats") if cheap else ("bins", "logistic", "stats")
+    if cheap or len(fmap.numeric) < 2:
+        return ("logistic", "stats")
+    return ("logistic", "stats", "mlp")
+
+
+def fit(model: str, r1, r0, fmap: FeatureMap | None = None, seed: int = 0) -> list[Score]:
+    """The scores of ``model`` fitted on ``r1`` (label 1) and ``r0`` (label 0)."""
+    fmap = fmap if fmap is not None else fit_features(np.vstack([rows_of(r1), rows_of(r0)]))
+    if model == "table":
+        got = fit_table(r1, r0)
+    elif model == "bins":
+        got = fit_bins(r1, r0, tuple(range(min(fmap.width, 2))))
+    elif model == "logistic":
+        got = fit_linear(fmap, r1, r0)
+    elif model == "mlp":
+        got = fit_mlp(fmap, r1, r0, seed=seed)
+    elif model == "stats":
+        return stat_scores(fmap)
+    else:
+        raise ValueError(f"unknown attack model {model!r}; use one of {', '.join(MODELS)}.")
+    return [] if got is None else [got]

@@ -1,0 +1,428 @@
+"""The witness search of a classifier attack: which pair of inputs, which event.
+
+Three disjoint samples, so that picking the best of many candidates never inflates the
+certified bound (the winner's curse of scoring hundreds of candidates on one draw):
+
+1. **train / choose events** -- per candidate pair, a screening sample: half of it fits the
+   cheap models (empirical table, histogram, logistic regression, statistics) and chooses
+   their best threshold event, the other half scores that one event (an honest estimate).
+   The candidates are the relation's patterns (mirrored, and stretched across the domain;
+   every event is tried in both orientations), random pairs inside the domain (every pair
+   of a small domain), and a local search that moves the best pair while its estimate
+   improves: the attack's own estimate on its own sample drives the input search. The
+   ``finalists`` pairs with the best optimistic estimates (estimate plus one standard
+   error, so rare events with large ratios are not dropped for their noise) get a fresh
+   sample to fit the final models (with the neural network when asked).
+2. **choose the pair and the threshold** -- fresh selection samples, streamed in chunks
+   through the executor and reduced to the counts of every final model's events over a grid
+   of thresholds; the finalists race (:func:`_race`): their samples double while they are
+   still in contention and their estimates too coarse, up to ``n_select``, so a rare event
+   with a large ratio gets the samples it needs and a clear loser stops early. The best
+   (pair, model, threshold) wins.
+3. **certify** -- done by the caller on a third, fresh sample
+   (:func:`privet.attacks.sampling.certify`), the only one that enters the bound.
+
+The score of a candidate is an ``objective`` of its counts: for ``privet.search`` the
+certificate a fresh sample of the certifying size would give (shrunk by a standard error),
+for ``privet.detect`` the p-value its final test would give. More budget means larger
+samples and more candidates; only the fresh sample certifies, so it never biases the bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import InputError, advice
+from ..core.events import Event
+from ..core.mechanism import Mechanism
+from ..execution.progress import progress_bar
+from .events import Threshold
+from .features import fit_features, rows_of, shape_error
+from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
+from .sampling import draw_pair, events_in, paired_sampling, select_counts
+from .scores import Score
+from .threshold import (
+    ORIENTATIONS,
+    Choice,
+    best_of_counts,
+    candidates,
+    counts_at,
+    oriented,
+    tails,
+)
+from .train import fit, models_for
+
+__all__ = ["Budget", "Candidate", "search_witness"]
+
+# objective(n11, n10, n01, n, shrink=...): the selection counts of events -> their scores;
+# ``shrink`` moves the counts towards no violation (0 for a held-out sample's counts)
+Objective = Callable[..., np.ndarray]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Sample sizes and counts of the witness search.
+
+    ``n_train``: samples per input of each screened pair; ``n_fit``: per input and
+    finalist, to fit the final models (and the first selection round); ``n_select``: the
+    largest selection sample per input and finalist (the race doubles up to it);
+    ``random_pairs``: random pairs screened besides the patterns; ``iterations``: steps of
+    the local search; ``finalists``: pairs that reach the selection; ``models``: the final
+    models ('table', 'bins', 'logistic', 'mlp', 'stats'; the ones that do not apply to the
+    outputs are skipped), the neural network for the first ``mlp_finalists`` only."""
+
+    n_train: int = 1 << 15
+    n_fit: int = 1 << 18
+    n_select: int = 1 << 23
+    random_pairs: int = 10
+    iterations: int = 10
+    finalists: int = 4
+    models: tuple = ("table", "bins", "logistic", "stats", "mlp")
+    mlp_finalists: int = 2
+
+
+@dataclass
+class Candidate:
+    """A (pair, event) and its objective on the sample that scored it."""
+
+    x: np.ndarray
+    x2: np.ndarray
+    event: Event
+    value: float
+    counts: tuple = ()
+    n: int = 0
+    model: str = ""
+    pattern: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _widths(mech: Mechanism, o1: np.ndarray, o2: np.ndarray, x, x2) -> None:
+    w1, w2 = rows_of(o1).shape[1], rows_of(o2).shape[1]
+    if w1 != w2:
+        raise shape_error(mech.name, w1, w2)
+
+
+def _score_events(scores: list[tuple[str, Score]], o1, o2, objective: Objective
+                  ) -> list[tuple[float, int, str, Score, Choice]]:
+    """Every score's best threshold on (o1, o2) in the four :data:`ORIENTATIONS` (upper or
+    lower tail, for D1 or for D2): (value, orientation, model, score, choice)."""
+    out = []
+    for model, sc in scores:
+        s1, s2 = sc(o1), sc(o2)
+        ts, every = candidates(np.r_[s1, s2])
+        if len(ts) == 0:
+            continue
+        arr = tails(s1, s2, ts)
+        for orient in range(len(ORIENTATIONS)):
+            grid, counts = oriented(arr, ts, orient)
+            ch = best_of_counts(grid, every, *counts, len(s1), objective)
+            if ch is not None:
+                out.append((ch.value, orient, model, sc, ch))
+    return out
+
+
+def _fit_scores(o1, o2, models: tuple | None, seed: int) -> list[tuple[str, Score]]:
+    """The models fitted on (o1, o2): ``models`` among those that apply, or (None) the
+    cheap screening set of :func:`privet.attacks.train.models_for`."""
+    fmap = fit_features(np.vstack([rows_of(o1), rows_of(o2)]))
+    usable = models_for(o1, o2, fmap, cheap=models is None)
+    out = []
+    for m in usable:
+        if models is None or m in models:
+            out.extend((m, s) for s in fit(m, o1, o2, fmap, seed=seed))
+    return out
+
+
+def _event(score: Score, orient: int, choice: Choice, seed: int) -> Threshold:
+    lower, _ = ORIENTATIONS[orient]
+    return Threshold(score.negated() if lower else score, choice.threshold, choice.tie, seed)
+
+
+def _pair(x, x2, orient: int) -> tuple:
+    """The witness's (D1, D2): the event's favored input first."""
+    return (x2, x) if ORIENTATIONS[orient][1] else (x, x2)
+
+
+def _fixed_event(event: Event, o1, o2, objective: Objective, **kw) -> tuple[float, tuple] | None:
+    e1 = events_in(event, o1).astype(float)
+    e2 = events_in(event, o2).astype(float)
+    n11, n10, n01 = counts_at(e1, e2, np.array([1.0]))
+    value = float(np.asarray(objective(n11, n10, n01, len(o1), **kw))[0])
+    if not math.isfinite(value):
+        return None
+    return value, (float(n11[0]), float(n10[0]), float(n01[0]))
+
+
+@dataclass
+class _Screened:
+    value: float
+    spread: float
+    x: np.ndarray
+    x2: np.ndarray
+    label: str
+
+
+def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Budget(),
+                   args: Mapping[str, Any] | None = None, seed: Any = None,
+                   executor: Any = "inprocess", progress: bool = False,
+                   start: tuple | None = None, length: int | None = None,
+                   pairs: list | None = None) -> tuple[Candidate | None, list[dict], bool]:
+    """The best (pair, event) by ``objective`` on a fresh selection sample, the trace of the
+    search, and whether Ctrl-C cut it short. ``start=(x, x2, event or None)`` is screened
+    first, always reaches the selection, and its event competes as given; ``pairs`` replaces
+    the generated candidates (a list of (x, x2))."""
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    s_screen, s_local, s_final, s_rng = root.spawn(4)
+    rng = np.random.default_rng(s_rng)
+    paired = paired_sampling(mech)
+    n_len = default_length(mech, length)
+    cands: list[tuple] = []
+    if start is not None:
+        cands.append((np.asarray(start[0], float), np.asarray(start[1], float), "start"))
+    if pairs is not None:
+        cands += [(np.asarray(a, float), np.asarray(b, float), "given") for a, b in pairs]
+    else:
+        every = all_pairs(mech, n_len)
+        if every is not None:
+            cands += every
+        else:
+            cands += pattern_pairs(mech, n_len)
+            for _ in range(budget.random_pairs):
+                p = random_pair(mech, n_len, rng)
+                if p is not None:
+                    cands.append(p)
+    cands = unique(cands)
+    if not cands:
+        raise InputError(
+            f"no pair of neighboring inputs of {mech.name!r} lies in its domain "
+            f"({mech.domain.describe()}) under '{mech.neighbors.describe()}'; widen the domain "
+            f"({advice('domain=...', '--domain')}) or change the neighbor relation "
+            f"({advice('neighbors=...', '--neighbors')}).")
+    trace: list[dict] = []
+    screened: list[_Screened] = []
+    interrupted = False
+    total = len(cands) + budget.iterations + budget.finalists
+    t0 = time.perf_counter()
+
+    def screen(x, x2, label, ss, n=budget.n_train, stage="screen") -> _Screened:
+        # fit and choose the event on one half, score that one event on the other half:
+        # an honest estimate, so the pairs compete without the winner's curse of the
+        # thresholds
+        o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor)
+        _widths(mech, o1, o2, x, x2)
+        h = len(o1) // 2
+        scores = _fit_scores(o1[:h], o2[:h], None, int(ss.generate_state(1)[0]))
+        found = _score_events(scores, o1[:h], o2[:h], objective)
+        best = max(found, key=lambda r: r[0]) if found else None
+        got = None
+        if best is not None:
+            event = _event(best[3], best[1], best[4], 0)
+            a, b = _pair(o1[h:], o2[h:], best[1])
+            got = _fixed_event(event, a, b, objective, shrink=0.0)
+        if got is None:
+            item = _Screened(-math.inf, 0.0, x, x2, label)
+        else:
+            item = _Screened(got[0], spread(got[1], len(o1) - h), x, x2, label)
+        trace.append({"stage": stage, "pattern": label, "d1": x.tolist(), "d2": x2.tolist(),
+                      "value": item.value, "model": best[2] if best else "", "n": n,
+                      "seconds": round(time.perf_counter() - t0, 3)})
+        return item
+
+    best: Candidate | None = None
+    finals: list[_Finalist] = []
+    with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
+        try:
+            for (x, x2, label), ss in zip(cands, s_screen.spawn(len(cands))):
+                screened.append(screen(x, x2, label, ss))
+                advance(1)
+            if screened and budget.iterations:
+                top = max(screened, key=lambda r: r.value)
+                for ss in s_local.spawn(budget.iterations):
+                    nxt = move(mech, top.x, top.x2, rng)
+                    if nxt is not None:
+                        item = screen(nxt[0], nxt[1], "local search", ss, stage="local search")
+                        screened.append(item)
+                        if item.value > top.value:
+                            top = item
+                    advance(1)
+            screened = _halve(screened, budget, start, s_screen,
+                              lambda it, ss, n: screen(it.x, it.x2, it.label, ss, n, "rescreen"))
+            chosen = _finalists(screened, budget.finalists, start)
+            for i, (item, ss) in enumerate(zip(chosen, s_final.spawn(len(chosen)))):
+                models = budget.models if i < budget.mlp_finalists else \
+                    tuple(m for m in budget.models if m != "mlp")
+                finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start,
+                                       models))
+                advance(1)
+            _race(mech, finals, budget, objective, args, paired, executor, progress)
+        except KeyboardInterrupt:
+            interrupted = True
+        for fin in finals:
+            got = fin.best
+            if got is not None and (best is None or got.value > best.value):
+                best = got
+            trace.append({"stage": "select", "pattern": fin.item.label,
+                          "d1": fin.item.x.tolist(), "d2": fin.item.x2.tolist(),
+                          "value": got.value if got else None,
+                          "model": got.model if got else "", "n": fin.n,
+                          "seconds": round(time.perf_counter() - t0, 3)})
+    return best, trace, interrupted
+
+
+def _optimistic(item: _Screened) -> float:
+    return item.value + item.spread
+
+
+def _halve(screened: list[_Screened], budget: Budget, start: tuple | None,
+           seeds: np.random.SeedSequence, rescreen) -> list[_Screened]:
+    """Successive halving of the screened pairs: while more than twice ``finalists`` are
+    left and the samples stay within ``n_fit``, keep the better half by the optimistic
+    estimate (value plus one spread: a rare event with a large ratio survives until its
+    estimate is precise enough to judge) and screen it again on twice the samples."""
+    pool = [it for it in screened if math.isfinite(it.value)]
+    n = budget.n_train
+    while len(pool) > 2 * budget.finalists and 2 * n <= budget.n_fit:
+        pool.sort(key=lambda it: -_optimistic(it))
+        keep = pool[: (len(pool) + 1) // 2]
+        if start is not None:
+            keep += [it for it in pool[len(keep):] if it.label == "start"]
+        n *= 2
+        pool = [rescreen(it, ss, n) for it, ss in zip(keep, seeds.spawn(len(keep)))]
+        pool = [it for it in pool if math.isfinite(it.value)]
+    return pool
+
+
+def _finalists(screened: list[_Screened], k: int, start: tuple | None) -> list[_Screened]:
+    """The start pair and the ``k`` best screened pairs by estimate plus one spread."""
+    out, seen = [], set()
+    if start is not None:
+        for item in screened:
+            if item.label == "start":
+                out.append(item)
+                seen.add(item.x.tobytes() + item.x2.tobytes())
+                break
+    for item in sorted(screened, key=lambda r: -_optimistic(r)):
+        key = item.x.tobytes() + item.x2.tobytes()
+        if len(out) >= k + (start is not None):
+            break
+        if key not in seen and math.isfinite(item.value):
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+@dataclass
+class _Finalist:
+    """A finalist's fitted scores, their threshold grids and its selection counts so far."""
+
+    item: _Screened
+    fitted: list
+    grids: list
+    seeds: Any
+    counts: list | None = None
+    n: int = 0
+    best: Candidate | None = None
+    spread: float = math.inf
+
+
+def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
+             ss: np.random.SeedSequence, paired: bool, executor: Any,
+             start: tuple | None, models: tuple) -> _Finalist:
+    """Fit the final ``models`` of one finalist on a fresh sample; their threshold grids."""
+    s_fit, s_sel = ss.spawn(2)
+    f1, f2 = draw_pair(mech, item.x, item.x2, budget.n_fit, args, s_fit, paired, executor)
+    _widths(mech, f1, f2, item.x, item.x2)
+    fitted = _fit_scores(f1, f2, models, int(s_fit.generate_state(1)[0]))
+    grids = [candidates(np.r_[sc(f1), sc(f2)]) for _, sc in fitted]
+    if start is not None and item.label == "start" and start[2] is not None:
+        fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
+        grids.append((np.array([1.0]), False))
+    return _Finalist(item, fitted, grids, s_sel)
+
+
+def _evaluate(fin: _Finalist, objective: Objective) -> None:
+    """The finalist's best (model, orientation, threshold) on its selection counts."""
+    fin.best, fin.spread = None, math.inf
+    seed = int(fin.seeds.generate_state(1)[0])
+    x, x2 = fin.item.x, fin.item.x2
+    for (model, sc), (g, every), arr in zip(fin.fitted, fin.grids, fin.counts):
+        for orient in range(1 if model == "given" else len(ORIENTATIONS)):
+            grid, counts = oriented(arr, g, orient)
+            ch = best_of_counts(grid, every, *counts, fin.n, objective)
+            if ch is None or (fin.best is not None and ch.value <= fin.best.value):
+                continue
+            a, b = _pair(x, x2, orient)
+            event = sc.event if model == "given" else _event(sc, orient, ch, seed)
+            fin.best = Candidate(a, b, event, ch.value, ch.counts, fin.n, model, fin.item.label)
+            fin.spread = spread(ch.counts, fin.n)
+
+
+RACE_Z = 2.0        # a finalist stays while its value plus RACE_Z spreads reaches the best
+RACE_SPREAD = 2e-3   # ... and stops drawing once its spread is this small, or RACE_REL of
+RACE_REL = 0.05      # the leader's value (finer choices than that change little)
+
+
+def spread(counts: tuple, n: int) -> float:
+    """The standard error of the event's estimated log-ratio ln(k1/k2) (binomial counts)."""
+    n11, n10, n01 = counts
+    k1, k2 = max(n11 + n10, 1.0), max(n11 + n01, 1.0)
+    return math.sqrt(max(1 - k1 / n, 0.0) / k1 + max(1 - k2 / n, 0.0) / k2)
+
+
+def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
+          args, paired: bool, executor: Any, progress: bool) -> None:
+    """Successive doubling of the selection samples: every finalist starts with ``n_fit``
+    pairs; each round doubles the samples of the finalists still in the race -- those whose
+    value plus ``RACE_Z`` spreads (the log-ratio's standard error) reaches the leader's and
+    whose spread is not yet below ``RACE_SPREAD`` or ``RACE_REL`` of the leader's value --
+    up to ``n_select``. Counts add up over
+    rounds (each round draws fresh chunks), so the racing costs little more than the
+    largest sample it needs."""
+    size = budget.n_fit
+    live = list(finals)
+    while True:
+        for fin in live:
+            scores = [sc for _, sc in fin.fitted]
+            grids = [g for g, _ in fin.grids]
+            add = size - fin.n
+            counts, n, stopped = select_counts(
+                mech, fin.item.x, fin.item.x2, scores, grids, add, args=args,
+                seed=fin.seeds.spawn(1)[0], executor=executor, progress=progress,
+                paired=paired)
+            if counts is not None:
+                fin.counts = counts if fin.counts is None else \
+                    [a + b for a, b in zip(fin.counts, counts)]
+                fin.n += n
+                _evaluate(fin, objective)
+            if stopped:
+                raise KeyboardInterrupt
+        lead = max((f.best.value for f in live if f.best is not None), default=-math.inf)
+        fine = max(RACE_SPREAD, RACE_REL * abs(lead) if math.isfinite(lead) else 0.0)
+        live = [f for f in live if f.best is not None and f.spread > fine
+                and f.best.value + RACE_Z * f.spread >= lead]
+        size *= 2
+        if not live or size > budget.n_select:
+            return
+
+
+@dataclass(frozen=True, eq=False)
+class _Indicator(Score):
+    """A given event as a 0/1 score (its threshold event at 1 is the event itself)."""
+
+    event: Any = None
+    kind = "indicator"
+
+    def __call__(self, outputs):
+        return events_in(self.event, outputs).astype(float)
+
+    def describe(self):
+        return self.event.describe()
+
+    def spec(self):
+        return {"kind": self.kind, "event": self.event.spec()}

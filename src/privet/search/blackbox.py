@@ -1,0 +1,287 @@
+"""``privet.search`` on mechanisms without Replay (black boxes, vectorized ``m(a, n)``,
+StatDP-style functions): classifier attacks with sound selection.
+
+DP-Sniper's method (Bichsel, Steffen, Bogunovic, Vechev, S&P 2021): train a
+classifier to tell outputs of M(a) from outputs of M(a'), threshold its posterior, estimate
+eps on a fresh sample with Clopper-Pearson bounds. Here (:mod:`privet.attacks`):
+
+* the witness search has three disjoint samples (:func:`privet.attacks.search_witness`):
+  one trains and screens the candidate pairs (patterns in both orientations, random pairs,
+  a local search driven by the attack's estimate), one chooses the pair, the model and the
+  threshold of the finalists, one -- fresh, of ``n_confirm`` pairs -- certifies;
+* the threshold is not fixed at P[M(a') in S] = c, so the bound is never capped at
+  ln(1/c): it maximizes the certificate the fresh sample is projected to give, and an
+  event never seen under a' gets the Clopper-Pearson bound that grows with n;
+* the certificate is decided before the fresh sample is drawn: Clopper-Pearson on both
+  probabilities with a union bound, or the exact conditional test on discordant pairs
+  (:mod:`privet.stats.bounds`), whichever projects the larger bound;
+* the fresh sample is streamed in chunks through the executor (flat memory, progress bar,
+  Ctrl-C keeps the chunks done and says so).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from ..attacks import Budget, certify, search_witness
+from ..core.errors import UnsupportedError, advice
+from ..core.mechanism import Mechanism
+from ..core.results import Bound
+from ..stats.bounds import SHARE, SHARES, projected
+
+__all__ = ["budget_for", "certificate_objective", "confirm_size", "search_blackbox"]
+
+# per-sample black boxes (one Python call per output) get smaller samples
+FAST = {"n_train": 1 << 15, "n_fit": 1 << 18, "n_select": 1 << 22, "n_confirm": 1 << 26,
+        "n_confirm_min": 1 << 22}
+SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 1 << 21,
+        "n_confirm_min": 1 << 17}
+CLOSE = 0.01  # the automatic fresh sample stops growing within this share of the limit
+INDEPENDENT = ("union", "conditional")
+# selection counts are moved this many standard errors towards no violation before they are
+# projected: the best of ~1000 thresholds of several scores is otherwise an event seen a few
+# times whose lucky ratio the fresh sample does not repeat
+SHRINK = 2.0
+
+
+def _sizes(mech: Mechanism) -> dict:
+    return SLOW if mech.kind in ("statdp", "blackbox") else FAST
+
+
+def refuse_slsqp(mech: Mechanism) -> None:
+    method = advice("method='slsqp'", "--method slsqp")
+    auto = advice("use method='auto'", "leave --method at auto")
+    raise UnsupportedError(
+        f"{method} needs correlated sampling (Replay), which the {mech.kind} mechanism "
+        f"{mech.name!r} cannot give; {auto} (classifier attacks on independent samples) or "
+        "write it against privet's noise API."
+    )
+
+
+def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
+    """The witness search's sizes: ``n_cap`` samples per input of each screened pair
+    (default 2^15; 2^12 for per-sample black boxes), ``n_select`` the largest selection
+    sample per finalist (2^22; 2^17), ``iterations`` random pairs and as many local-search
+    steps, ``finalists`` (8), ``models`` (table, histogram, logistic regression,
+    statistics, and the neural network for continuous vectors; a subset restricts them)."""
+    sizes = _sizes(mech)
+    models = tuple(opts.get("models") or Budget.models)
+    n_select = int(opts.get("n_select") or sizes["n_select"])
+    return Budget(n_train=int(opts.get("n_cap") or sizes["n_train"]),
+                  n_fit=min(sizes["n_fit"], n_select), n_select=n_select,
+                  random_pairs=int(iterations), iterations=int(iterations),
+                  finalists=int(opts.get("finalists", 8)), models=models)
+
+
+def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = None,
+                 n: int = 0, confidence: float = 0.9, method: str = "union",
+                 share: float = 0.8) -> int:
+    """The fresh sample: ``n_confirm``; or, from the selection counts of the chosen event,
+    the smallest power of two between 2^22 and 2^26 pairs (2^17 and 2^21 for per-sample
+    black boxes) whose projected bound is within ``CLOSE`` (one percent) of what an
+    unlimited sample would project -- decided before the fresh sample is drawn. An event
+    never seen under x' (whose bound keeps growing) gets the largest."""
+    if n_confirm is not None:
+        return int(n_confirm)
+    sizes = _sizes(mech)
+    lo, hi = sizes["n_confirm_min"], sizes["n_confirm"]
+    if counts is None:
+        return hi
+    limit = float(projected(*counts, n, float(2**40), confidence, method, shrink=SHRINK,
+                            share=share))
+    size = lo
+    while size < hi:
+        got = float(projected(*counts, n, size, confidence, method, shrink=SHRINK,
+                              share=share))
+        if math.isfinite(limit) and got >= limit - CLOSE * abs(limit):
+            break
+        size *= 2
+    return int(min(size, hi))
+
+
+def certificate_objective(size: int, confidence: float, paired: bool):
+    """The projected certificate at ``size`` fresh pairs: the paired one under Replay, the
+    better of the union and the conditional one for independent samples; the counts are
+    first moved ``shrink`` standard errors towards no violation (0 for counts of a held-out
+    sample, which are honest already)."""
+    methods = ("paired",) if paired else INDEPENDENT
+
+    def objective(n11, n10, n01, n, shrink=SHRINK):
+        vals = [projected(n11, n10, n01, n, size, confidence, m, shrink=shrink, fast=True)
+                for m in methods]
+        return np.maximum.reduce(vals) if len(vals) > 1 else vals[0]
+
+    return objective
+
+
+def plan_method(counts: tuple, n: int, size: int, confidence: float) -> tuple[str, float]:
+    """The independent-sample certificate (and, for the conditional one, its split of
+    alpha) that projects the larger bound for these selection counts -- decided before the
+    fresh sample is drawn."""
+    plans = [("union", SHARE)] + [("conditional", s) for s in SHARES]
+    vals = [float(projected(*counts, n, size, confidence, m, shrink=SHRINK, share=s))
+            for m, s in plans]
+    return plans[int(np.argmax(vals))]
+
+
+def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
+                    n_confirm: int | None, root: np.random.SeedSequence, seed: int | None,
+                    starting: tuple | None, progress: bool, t0: float, executor: Any = None,
+                    compared: float | None = None) -> Bound:
+    """The black-box search (module docstring): witness search, then the fresh certificate;
+    the verdict compares the bound with ``compared`` (the test epsilon, default the claim)."""
+    from . import _verdict, _witness  # the witness and verdict of every search
+
+    confidence = float(opts["confidence"])
+    plan = confirm_size(mech, n_confirm)
+    budget = budget_for(mech, opts, iterations)
+    s_search, s_cert = root.spawn(2)
+    where = "inprocess" if executor is None else executor
+    objective = certificate_objective(plan, confidence, paired=False)
+    cand, trace, interrupted = search_witness(
+        mech, objective, budget=budget, args=args, seed=s_search, executor=where,
+        progress=progress, start=starting, length=opts.get("length"))
+    method_text = "classifier attacks on independent samples (train, select, certify)"
+    common = {"trace": trace, "iterations": int(iterations), "optimizer": method_text}
+    if cand is None or interrupted:
+        verdict = ("interrupted before the certificate (nothing certified)" if interrupted
+                   else "no violation found")
+        return Bound(mechanism=mech.name, value=0.0, confidence=confidence,
+                     method="attack (black box)", claimed_epsilon=mech.epsilon, seed=seed,
+                     claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
+                     details={**common, "interrupted": interrupted, "verdict": verdict})
+    method, share = plan_method(cand.counts, cand.n, plan, confidence)
+    size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share)
+    cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
+                   method=method, args=args, seed=s_cert, executor=executor, progress=progress,
+                   share=share)
+    value = max(cert.value, 0.0)
+    k1, k2 = cert.counts
+    conf = {"value": cert.value, "exact": False, "method": cert.describe(),
+            "counts": (k1, k2), "n": cert.n, "unbounded": cert.unbounded,
+            "p_value": certificate_pvalue(cert, mech.epsilon)}
+    sel = cand.counts
+    rec = {"x": cand.x, "x2": cand.x2, "event": cand.event,
+           "estimate": _ratio(sel[0] + sel[1], sel[0] + sel[2])}
+    witness = _witness(mech, rec, conf, args, confidence, seed, extra={
+        "model": cand.model, "pattern": cand.pattern, "n_select": cand.n,
+        "selection_counts": [sel[0] + sel[1], sel[0] + sel[2]], "projected": cand.value,
+        "certificate": cert.method})
+    compared = mech.epsilon if compared is None else compared
+    verdict = _verdict(value, conf, compared, confidence, test=compared != mech.epsilon)
+    if cert.interrupted:
+        verdict += f" (interrupted after {cert.n:,} of {size:,} fresh samples)"
+    return Bound(mechanism=mech.name, value=value, confidence=confidence,
+                 method="attack (black box)", witness=witness, claimed_epsilon=mech.epsilon,
+                 seed=seed, claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
+                 details={**common, "search_estimate": rec["estimate"],
+                          "unbounded": cert.unbounded, "confirmation": cert.describe(),
+                          "n_confirm": cert.n, "interrupted": cert.interrupted or interrupted,
+                          "verdict": verdict, "projected": cand.value, "model": cand.model})
+
+
+def certificate_pvalue(cert, claimed: float | None) -> float | None:
+    """The p-value of H0: eps <= ``claimed`` from the fresh certificate's counts
+    (:func:`privet.stats.intervals.pvalue_of_bound` over the same certificate at every
+    level; None when nothing is claimed), so the suite's Holm correction can use it."""
+    if claimed is None or cert.n <= 0:
+        return None
+    from ..attacks.sampling import bound_of
+    from ..stats.intervals import pvalue_of_bound
+
+    counts = (cert.n11, cert.n10, cert.n01, cert.n)
+    return pvalue_of_bound(
+        lambda a: bound_of(cert.method, *counts, 1.0 - a, cert.share), float(claimed))
+
+
+def _ratio(k1: float, k2: float) -> float:
+    if k2 <= 0:
+        return math.inf if k1 > 0 else math.nan
+    return math.log(k1 / k2) if k1 > 0 else -math.inf
+
+
+# --------------------------------------------------------------------------------------------
+# white boxes: the attack family beside DP-Finder's iterations
+# --------------------------------------------------------------------------------------------
+
+WHITE = Budget(n_train=1 << 14, n_fit=1 << 16, n_select=1 << 20, finalists=2)
+SMALL_DISCRETE = 64  # at most this many distinct outputs: DP-Finder's singletons suffice
+
+
+def wants_attack(mech: Mechanism, opts: dict, args: dict, best: dict | None,
+                 rng: np.random.Generator) -> bool:
+    """Run the attack family on a white box? ``attack=True/False`` decides; 'auto' runs it
+    unless the outputs take few distinct values and DP-Finder found a triple (its singleton
+    events are then the likelihood ratio already)."""
+    choice = opts.get("attack", "auto")
+    if choice in (True, False):
+        return bool(choice)
+    if best is None:
+        return True
+    from ..attacks.inputs import default_length, domain_range
+    from ..attacks.train import distinct_rows
+    from ..core.noise import Sampler
+
+    lo, hi = domain_range(mech)
+    x = rng.uniform(lo, hi, size=default_length(mech, opts.get("length")))
+    x = mech.domain.check(np.round(x) if mech.domain.integer else x)
+    out = mech.run(Sampler(rng, 2000), x, args, check_input=False)
+    return distinct_rows(out, out[:1]) > SMALL_DISCRETE
+
+
+def white_size(opts: dict) -> int:
+    """The fresh paired sample the attack family plans for (``n_confirm``, or the largest
+    automatic confirmation size)."""
+    from . import CONFIRM_RANGE
+
+    return int(opts["n_confirm"]) if opts.get("n_confirm") else int(CONFIRM_RANGE[1])
+
+
+def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
+                  seed: np.random.SeedSequence, executor: Any, progress: bool,
+                  starting: tuple | None) -> tuple[dict | None, bool]:
+    """The classifier attack on a white box: paired samples (Replay) train and select, the
+    objective is the paired certificate (sizes: ``n_cap``, default 2^14 per screened pair;
+    ``n_select``, default 2^20); returns a DP-Finder-style record (or None) and whether
+    Ctrl-C cut the attack short."""
+    size = white_size(opts)
+    n_select = int(opts.get("n_select") or WHITE.n_select)
+    budget = Budget(n_train=int(opts.get("n_cap") or WHITE.n_train),
+                    n_fit=min(WHITE.n_fit, n_select), n_select=n_select,
+                    random_pairs=int(iterations), iterations=int(iterations),
+                    finalists=WHITE.finalists, models=tuple(opts.get("models") or WHITE.models))
+    cand, trace, interrupted = search_witness(
+        mech, certificate_objective(size, float(opts["confidence"]), paired=True),
+        budget=budget, args=args, seed=seed,
+        executor="inprocess" if executor is None else executor, progress=progress,
+        start=starting, length=opts.get("length"))
+    if cand is None or interrupted:
+        return None, interrupted
+    n11, n10, n01 = cand.counts
+    k1, k2 = n11 + n10, n11 + n01
+    return {"x": cand.x, "x2": cand.x2, "event": cand.event, "start_estimate": None,
+            "n": cand.n, "estimate": _ratio(k1, k2), "p": (k1 / cand.n, k2 / cand.n),
+            "optimizer": f"classifier attack ({cand.model})", "evaluations": len(trace),
+            "surrogate": None, "status": "classifier attack", "attack_score": cand.value,
+            "seconds": trace[-1]["seconds"] if trace else 0.0, "size": size}, False
+
+
+def paired_projection(mech: Mechanism, rec: dict, args: dict, opts: dict,
+                      seed: np.random.SeedSequence) -> float:
+    """DP-Finder's best triple scored like the attack's candidates: its paired counts on a
+    fresh tape, projected to the same certificate."""
+    from ..attacks import draw_pair
+    from ..attacks.sampling import events_in
+    from ..attacks.threshold import counts_at
+
+    n = int(opts.get("n_walk", 1 << 17))
+    o1, o2 = draw_pair(mech, rec["x"], rec["x2"], n, args, seed, paired=True)
+    e1 = events_in(rec["event"], o1).astype(float)
+    e2 = events_in(rec["event"], o2).astype(float)
+    counts = counts_at(e1, e2, np.array([1.0]))
+    objective = certificate_objective(white_size(opts), float(opts["confidence"]), paired=True)
+    return float(np.asarray(objective(*counts, n))[0])

@@ -1,0 +1,212 @@
+"""The attacks layer: feature maps, scores, threshold events, threshold choice, the
+certificates of stats.bounds, streamed certification."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import privet
+from privet.attacks import Threshold, certify
+from privet.attacks.features import fit_features
+from privet.attacks.scores import Linear, Stat, Table, score_from_spec
+from privet.attacks.threshold import best_threshold, counts_at, threshold_at_rate
+from privet.attacks.train import fit_linear, fit_table
+from privet.core.errors import MechanismError
+from privet.core.events import from_spec
+from privet.core.results import Bound, Counterexample, from_json, to_json
+from privet.stats import bounds
+from privet.stats.intervals import certified_lower_bound, paired_lower_bound
+
+FLAGGED = np.array([[1.0, 0.0, -1.0], [0.0, 1.0, -1.0], [0.0, 0.0, 1.0], [1.0, -1.0, -1.0]])
+
+
+def test_features_one_hot_small_columns_and_flag_point_masses():
+    rng = np.random.default_rng(0)
+    cont = rng.laplace(size=(400, 2))
+    cont[:100, 0] = -1000.0           # a DP-Sniper flag: a point mass of the first entry
+    cont[100:150, 1] = np.inf         # privet's ABORTED
+    rows = np.c_[cont, rng.integers(0, 3, 400)]
+    f = fit_features(rows)
+    assert [j for j, _, _ in f.numeric] == [0, 1]
+    assert (0, -1000.0) in f.indicators and (1, np.inf) in f.indicators
+    assert {(2, 0.0), (2, 1.0), (2, 2.0)} <= set(f.indicators)
+    x = f.transform(rows)
+    assert x.shape == (400, f.size) and np.isfinite(x).all()
+    assert np.all(x[:100, 0] == 0.0)  # a flag reads as the median, not as -1000
+    assert f.names()[0] == "ω[0]" and "[ω[1] = ABORTED]" in f.names()
+    assert type(f).from_spec(f.spec()) == f
+
+
+def test_table_scores_every_listed_row_and_defaults_the_rest():
+    rng = np.random.default_rng(1)
+    a = FLAGGED[rng.integers(0, 4, 2000)]
+    b = FLAGGED[rng.integers(0, 3, 2000)]  # never the last row
+    t = fit_table(a, b)
+    s = t(FLAGGED)
+    assert s[3] == max(t.values) and s[3] > 5  # seen under a only: a large log-ratio
+    assert t(np.array([[9.0, 9.0, 9.0]]))[0] == 0.0
+    assert score_from_spec(t.spec()).values == t.values
+
+
+def test_threshold_event_serializes_and_reads_like_a_set_of_outputs():
+    t = Table(((0.0,), (1.0,), (2.0,)), (0.5, -0.2, 1.0))
+    e = Threshold(t, 0.5, 1.0)
+    assert e.describe() == "ω ∈ {0, 2}"
+    assert Threshold(t, -1.0, 1.0).describe() == "ω ∉ {}"
+    back = from_spec(e.spec())
+    out = np.array([0.0, 1.0, 2.0, 3.0])
+    assert np.array_equal(back.contains(out), e.contains(out))
+    half = Threshold(Stat("entry", 0, sign=-1.0), -1.5, 1.0)
+    assert half.describe() == "ω[0] ≤ 1.5"
+    cx = Counterexample(mechanism="m", d1=(0.0,), d2=(1.0,), args={}, event=e.describe(),
+                        event_spec=e.spec())
+    again = from_json(to_json(Bound(mechanism="m", value=0.1, confidence=0.9,
+                                    method="attack", witness=cx)))
+    assert from_spec(again.witness.event_spec).describe() == "ω ∈ {0, 2}"
+
+
+def test_linear_event_describes_its_largest_terms():
+    rng = np.random.default_rng(2)
+    a = rng.laplace(size=(3000, 3)) + np.array([1.0, 0.0, 0.0])
+    b = rng.laplace(size=(3000, 3))
+    lin = fit_linear(fit_features(np.r_[a, b]), a, b)
+    w = np.asarray(lin.weights)
+    assert abs(w[0]) > 5 * max(abs(w[1]), abs(w[2]))
+    e = Threshold(lin, 0.0)
+    assert e.describe().startswith("logistic regression score") and "ω[0]" in e.describe()
+    assert isinstance(score_from_spec(lin.spec()), Linear)
+
+
+def test_randomized_boundary_hits_a_rate_exactly():
+    """DP-Sniper's threshold: P[s > t] + q P[s = t] = c with ties (Sec. IV-C)."""
+    s = np.repeat([0.0, 1.0, 2.0], [50, 30, 20])
+    t, q = threshold_at_rate(s, 0.3)
+    assert t == 1.0 and q == pytest.approx(1 / 3)
+    e = Threshold(Stat("entry", 0), t, q, seed=3)
+    rate = np.mean([e.contains(s, np.random.default_rng(i)).mean() for i in range(200)])
+    # 200 draws of 30 fair-ish coins at q = 1/3: sd of the mean rate 0.027/sqrt(200) < 0.002
+    assert rate == pytest.approx(0.3, abs=0.01)
+
+
+def test_best_threshold_finds_the_event_never_seen_under_x2():
+    s1 = np.r_[np.zeros(900), np.full(100, 5.0)]
+    s2 = np.zeros(1000)
+    ch = best_threshold(s1, s2, lambda n11, n10, n01, n: bounds.projected(
+        n11, n10, n01, n, 10_000, 0.9, "union", shrink=0.0))
+    assert ch.threshold == 5.0 and ch.counts == (0.0, 100.0, 0.0)
+    n11, n10, n01 = counts_at(s1, s2, np.array([0.0, 5.0]))
+    assert list(n11) == [1000.0, 0.0] and list(n10) == [0.0, 100.0] and list(n01) == [0.0, 0.0]
+
+
+def test_vector_bounds_match_the_scalar_certificates():
+    assert bounds.union_bounds(300, 1000, 200, 1000) == pytest.approx(
+        certified_lower_bound(300, 1000, 200, 1000))
+    assert bounds.paired_bounds(800, 200, 0, 4000) == pytest.approx(
+        paired_lower_bound(800, 200, 0, 4000, 0.9))
+    # an event never seen under x': finite, and larger with more samples
+    assert bounds.conditional_bounds(10_000, 0, 10_000, 0, 1e6) < \
+        bounds.conditional_bounds(100_000, 0, 100_000, 0, 1e7) < math.inf
+
+
+def test_conditional_certificate_covers_at_its_confidence():
+    """Independent pairs with p = 0.04, p' = 0.03 (true eps = ln(4/3)): over 4,000 simulated
+    fresh samples of 20,000 pairs the certificate exceeds the truth at most 10% of the time;
+    the binomial 4,000 x 0.1 has sd 19, so 480 (> 4 sd above 400) cannot be reached by a
+    certificate that holds."""
+    rng = np.random.default_rng(5)
+    p1, p2, n, runs = 0.04, 0.03, 20_000, 4000
+    cells = rng.multinomial(n, [p1 * p2, p1 * (1 - p2), (1 - p1) * p2,
+                                (1 - p1) * (1 - p2)], size=runs)
+    n11, n10, n01 = cells[:, 0], cells[:, 1], cells[:, 2]
+    got = bounds.conditional_bounds(n10, n01, n11 + n10, n11 + n01, n, 0.9)
+    assert np.sum(got > math.log(p1 / p2)) < 480
+    assert np.median(got) > 0.1  # and it is not vacuous: the truth is 0.288
+
+
+def _leaky_vector(a, n_samples):
+    return a[0] + np.random.laplace(scale=10.0, size=n_samples)
+
+
+LEAKY = privet.from_vectorized(_leaky_vector, epsilon=0.05, domain=privet.Domain(length=1),
+                               neighbors=privet.neighbors.one_differs(1))
+
+
+def test_certify_streams_chunks_and_keeps_them_on_ctrl_c():
+    e = Threshold(Stat("entry", 0, sign=-1.0), 0.0)  # omega <= 0: ratio e^0.1 for 0 vs 1
+    full = certify(LEAKY, [0.0], [1.0], e, 50_000, seed=1, chunk=7_000)
+    assert full.n == 50_000 and not full.interrupted
+    assert 0.0 < full.value < 0.1  # true eps of the event is exactly 0.1
+
+    class StopAfterTwo:
+        def map(self, fn, jobs):
+            for i, job in enumerate(jobs):
+                if i == 2:
+                    raise KeyboardInterrupt
+                yield fn(*job)
+
+        def close(self):
+            pass
+
+    cut = certify(LEAKY, [0.0], [1.0], e, 50_000, seed=1, chunk=7_000, executor=StopAfterTwo())
+    assert cut.interrupted and cut.n == 14_000
+    first = certify(LEAKY, [0.0], [1.0], e, 14_000, seed=1, chunk=7_000)
+    assert (cut.n11, cut.n10, cut.n01) == (first.n11, first.n10, first.n01)
+
+
+def test_features_refuse_outputs_of_another_width():
+    f = fit_features(np.zeros((10, 3)))
+    with pytest.raises(MechanismError, match="same number of entries"):
+        f.transform(np.zeros((10, 4)))
+
+
+def test_certify_gives_the_same_counts_on_a_process_pool():
+    from privet.mechanisms import dpsniper as d
+
+    box = d.vectorized("dpsniper.laplace")
+    e = Threshold(Stat("entry", 0, sign=-1.0), 0.0)
+    here = certify(box, [0.0], [1.0], e, 30_000, seed=4, chunk=10_000, executor="inprocess")
+    pool = certify(box, [0.0], [1.0], e, 30_000, seed=4, chunk=10_000, executor="processes")
+    assert (here.n11, here.n10, here.n01) == (pool.n11, pool.n10, pool.n01)
+
+
+@pytest.mark.slow
+def test_black_box_bounds_exceed_the_truth_no_more_often_than_the_confidence_allows():
+    """Many candidate pairs and events, one fresh certificate: on the private Laplace
+    mechanism (true eps 0.1) each run exceeds 0.1 with probability at most 0.1; over 20
+    seeds P[Binomial(20, 0.1) >= 6] = 0.011."""
+    from privet.mechanisms import dpsniper as d
+
+    box = d.vectorized("dpsniper.laplace")
+    values = [privet.search(box, seed=s, iterations=20, n_cap=4096, n_select=1 << 16,
+                            n_confirm=1 << 18).value for s in range(20)]
+    assert sum(v > 0.1 for v in values) < 6
+
+
+def test_entries_above_their_medians_count_like_the_laplace_likelihood_ratio():
+    """Twenty entries of a + Lap(200): each entry's log-ratio between a = 1 and a = 0 is a
+    clipped linear term, a sign next to the scale, so the count of entries above their
+    medians orders outputs by the likelihood ratio; the sum does only far in its tails.
+    Counting: flags and infinities never count, and the statistic serializes."""
+    from privet.attacks.train import stat_scores
+
+    rows = np.array([[0.4, 2.0, -1.0, np.inf], [0.6, 3.0, 5.0, 1.0]])
+    above = Stat("above", flags=(-1.0,), centers=((0, 0.5), (1, 2.5), (2, -2.0), (3, 0.0)))
+    assert above(rows).tolist() == [0.0, 4.0]
+    assert score_from_spec(above.negated().spec())(rows).tolist() == [-0.0, -4.0]
+    assert "20 entries" in Stat("above", centers=tuple((j, 0.0) for j in range(20))).describe()
+    rng = np.random.default_rng(5)
+    a = 1.0 + rng.laplace(scale=200.0, size=(1 << 15, 20))
+    b = rng.laplace(scale=200.0, size=(1 << 15, 20))
+    stats = {s.stat: s for s in stat_scores(fit_features(np.r_[a[:4000], b[:4000]]))}
+    # the exact log-likelihood ratio is proportional to L = sum_j (2 clip(w_j, 0, 1) - 1),
+    # a sign per entry except on [0, 1] (probability ~ 1/400 per entry): corr(count, L) is
+    # ~ 0.99; for i.i.d. entries corr(sum, L) is the per-entry corr(w, sign w) =
+    # E|w| / sqrt(E w^2) = b / (sqrt(2) b) = 0.707. A correlation's standard error is
+    # ~ (1 - r^2) / sqrt(n) <= 0.003 at n = 2^15, so the margins below are >= 6 of them.
+    exact = np.sum(np.clip(a, 0.0, 1.0) * 2 - 1, axis=1)
+    r_above = np.corrcoef(stats["above"](a), exact)[0, 1]
+    r_sum = np.corrcoef(stats["sum"](a), exact)[0, 1]
+    assert r_above > 0.975 and r_sum < 0.725

@@ -1,0 +1,87 @@
+"""DP-Sniper's evaluation mechanisms (privet.mechanisms.dpsniper)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import privet.mechanisms as lib
+from privet.core.mechanism import ABORTED, FALSE
+from privet.mechanisms import dpsniper as d
+
+NAMES = [m.name for m in d.MECHANISMS]
+
+
+def test_registered_by_name_and_paper_but_outside_the_suite_library():
+    assert list(lib.by_paper("dpsniper")) == NAMES
+    assert lib.get("dpsniper.svt1") is d.svt1
+    assert not set(NAMES) & set(lib.all())
+    assert set(NAMES) <= set(lib.opt_in())
+    assert set(d.DP_SNIPER) == set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_native_and_black_box_agree_on_shapes_and_flags(name):
+    m = d.get_local(name)
+    x = lib.example_input(name)
+    out = m.sample(x, 500, seed=1)
+    box = d.vectorized(name)
+    assert box.kind == "vectorized" and box.neighbors == m.neighbors
+    got = box.sample(x, 500, seed=1)
+    assert got.shape == out.shape
+    assert np.all(np.isfinite(got))  # sentinels become DP-Sniper's flags
+    if name in d.FLAGS:
+        codes = set(np.unique(out[~np.isfinite(out)])) if out.dtype.kind == "f" else set()
+        assert codes <= {ABORTED, FALSE}
+        assert set(d.FLAGS[name].values()) & set(np.unique(got))
+
+
+def test_murmur3_matches_published_vectors():
+    assert d.murmur3_32(b"") == 0
+    assert d.murmur3_32(b"foo") == -156908512
+    assert d.murmur3_32(b"hello") == 613153351
+    assert d.murmur3_32(b"hello world") == 1586663183
+
+
+def test_rappor_instance_epsilon_counts_differing_bloom_bits():
+    # DP-Sniper's pair (1, 0) differs in 6 bits; the worst neighbors of [-10, 10] in 8
+    assert int(np.sum(d.bloom_bits(1) != d.bloom_bits(0))) == 6
+    assert d.max_differing_bits() == 8
+    assert d.rappor.true_epsilon == pytest.approx(8 * math.log(0.5125 / 0.4875))
+    assert d.one_time_rappor.true_epsilon == pytest.approx(8 * math.log(0.525 / 0.475))
+
+
+def _geo_sample_cdf(c: int, k: int = 3, n: int = 5) -> list[Fraction]:
+    """F of Step 2 of GeoSample (Balcer and Vadhan, Alg. 4.8), normalized."""
+    dd = (2 ** (k + 1) + 1) * (2**k + 1) ** (n - 1)
+    f = [2 ** (k * (c - z)) * (2**k + 1) ** (n - (c - z)) if z < c
+         else dd - 2 ** (k * (z - c + 1)) * (2**k + 1) ** (n - 1 - (z - c)) for z in range(n)]
+    return [Fraction(v, dd) for v in f + [dd]]
+
+
+@pytest.mark.parametrize("c", [0, 2, 5])
+def test_truncated_geometric_is_geosample_exactly(c):
+    dist = d.truncated_geometric.distribution([c], exact=True).as_dict()
+    cdf, acc = [], Fraction(0)
+    for z in range(6):
+        acc += dist.get(z, 0)
+        cdf.append(acc)
+    assert cdf == _geo_sample_cdf(c)
+
+
+def test_truncated_geometric_true_epsilon_is_exact():
+    import privet
+
+    res = privet.exact(d.truncated_geometric)
+    assert float(res.epsilon) == pytest.approx(math.log(1.125))
+    assert not res.verified  # 0.1178 > the claimed 0.1
+
+
+def test_known_epsilon_of_the_instances():
+    assert lib.known_epsilon("dpsniper.report_noisy_max3") == pytest.approx(0.25)
+    assert lib.known_epsilon("dpsniper.prefix_sum") == pytest.approx(1.0)
+    assert lib.known_epsilon("dpsniper.report_noisy_max4") == math.inf
+    assert lib.known_epsilon("dpsniper.svt6") is None and d.UPPER_BOUND["dpsniper.svt6"] == 0.5

@@ -1,0 +1,74 @@
+"""privet.search and privet.detect on mechanisms that can only be sampled (classifier
+attacks), and the attack family on white boxes whose random boxes fail."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import privet
+from privet.core.errors import InputError, UnsupportedError
+from privet.mechanisms import dpsniper as d
+
+SMALL = {"n_cap": 4096, "n_select": 1 << 15, "n_confirm": 1 << 18, "iterations": 2}
+
+
+def test_black_box_certifies_the_geometric_above_its_claim():
+    """GeoSample (true eps ln 1.125 = 0.1178, claimed 0.1): every output's ratio is 1.125, so
+    events of probability about 1/2 certify; with 2^18 fresh pairs the union bound's margin is
+    about 1.645 (sqrt(0.47/0.53) + sqrt(0.53/0.47)) / sqrt(2^18) = 0.0066, so the bound lies
+    in (0.1, 0.1178] unless the selection picks a far worse event."""
+    b = privet.search(d.vectorized("dpsniper.truncated_geometric"), seed=3, **SMALL)
+    assert b.method == "attack (black box)" and b.confidence == 0.9
+    assert 0.1 < b.value <= d.truncated_geometric.true_epsilon
+    assert b.violates and b.details["verdict"].startswith("violation certified")
+    assert b.witness.event_spec["kind"] == "threshold"
+    assert b.details["trace"] and b.details["n_confirm"] == 1 << 18
+
+
+def test_black_box_bound_is_not_capped_where_an_output_is_impossible():
+    """Noisy max releasing the value with exponential noise: values below max(a') never
+    occur under a'; the bound grows with the fresh sample (here > 5, far above DP-Sniper's
+    ln(1/c) cap of 4.6)."""
+    b = privet.search(d.vectorized("dpsniper.report_noisy_max4"), seed=1, **SMALL)
+    assert b.details["unbounded"] and b.value > 5
+    assert b.witness.counts[1] == 0
+
+
+def test_start_is_a_candidate_and_slsqp_is_refused_for_black_boxes():
+    box = d.vectorized("dpsniper.laplace")
+    with pytest.raises(UnsupportedError, match="method='slsqp' needs correlated sampling"):
+        privet.search(box, method="slsqp")
+    b = privet.search(box, seed=2, start=([9.0], [10.0], None), **SMALL)
+    assert any(r["pattern"] == "start" for r in b.details["trace"])
+
+
+def test_a_relation_that_leaves_the_domain_is_one_sentence():
+    box = privet.from_vectorized(lambda a, n: a[0] + np.random.laplace(size=n), epsilon=1,
+                                 domain=privet.Domain(length=1, low=0, high=0))
+    with pytest.raises(InputError, match="no pair of neighboring inputs"):
+        privet.search(box, **SMALL)
+
+
+def test_detect_flags_randomized_response_bits_and_passes_a_private_histogram():
+    """One-time RAPPOR claims 0.1 but each differing Bloom bit costs 0.1 (8 bits differ for
+    some neighbors): a weighted count of bits, which StatDP's families cannot express, has a
+    ratio far above e^0.1. The private noisy histogram is not flagged at this seed."""
+    rr = privet.detect(d.vectorized("dpsniper.one_time_rappor"), seed=0, n_select=5_000,
+                       n_final=10_000)
+    assert rr.p_value < 0.01 and rr.counterexample.details["family"] == "classifier attack"
+    ok = privet.detect(d.vectorized("dpsniper.noisy_hist1"), seed=0, n_select=5_000,
+                       n_final=10_000)
+    assert ok.p_value >= 0.01 and "Bonferroni" in ok.details["selected"].details["families"]
+
+
+def test_white_box_vector_outputs_get_the_attack_family():
+    """LaplaceParallel (20 outputs): DP-Finder's random boxes see no sample on either side
+    (skipped 0/0); the classifier family's sum event certifies a positive bound."""
+    b = privet.search(d.laplace_parallel, seed=0, iterations=1, n_confirm=1 << 18,
+                      n_cap=1 << 12, n_select=1 << 16, models=("logistic", "stats"))
+    statuses = [r["status"] for r in b.details["trace"]]
+    assert "classifier attack" in statuses and b.value > 0.01
+    assert not math.isinf(b.value)

@@ -1,0 +1,97 @@
+"""Implementations that do not use the noise API on the command line: --calling,
+--neighbors, --domain, --length, and their errors (one sentence, exit 2)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import privet
+from privet.cli import main
+from privet.cli_support import load_target, parse_domain, parse_length, parse_neighbors
+from privet.core.errors import MechanismError, PrivetError
+
+USER = textwrap.dedent('''
+    import numpy as np
+
+    def vec(a, n_samples):
+        return np.sum(a) + np.random.laplace(scale=2.0, size=n_samples)
+
+    def statdp_style(prng, queries, epsilon):
+        return float(np.sum(queries) + prng.laplace(scale=1 / epsilon))
+
+    def one(a):
+        return float(np.sum(a) + np.random.laplace(scale=2.0))
+
+    def two(a, b):
+        return a
+''')
+
+
+@pytest.fixture()
+def user_file(tmp_path):
+    path = tmp_path / "impls.py"
+    path.write_text(USER)
+    return str(path)
+
+
+def test_flag_parsers_read_their_forms_and_name_the_flag_on_errors():
+    assert parse_neighbors("all:1") == privet.neighbors.all_differ(1)
+    assert parse_neighbors("one:0.5") == privet.neighbors.one_differs(0.5)
+    assert parse_neighbors("add-remove").kind == "add_remove"
+    assert parse_domain("int:0:10") == {"integer": True, "low": 0.0, "high": 10.0}
+    assert parse_domain("float:-10:10")["low"] == -10.0
+    assert parse_length("5") == 5
+    for bad, call in (("all:x", parse_neighbors), ("int:3", parse_domain),
+                      ("float:2:1", parse_domain), ("0", parse_length)):
+        with pytest.raises(PrivetError, match="--(neighbors|domain|length)"):
+            call(bad)
+
+
+def test_calling_is_read_off_the_signature(user_file):
+    assert load_target(f"{user_file}:vec").kind == "vectorized"
+    assert load_target(f"{user_file}:statdp_style", epsilon=0.5).kind == "statdp"
+    assert load_target(f"{user_file}:one").kind == "blackbox"
+    m = load_target(f"{user_file}:vec", neighbors="one:1", domain="int:0:5", length="3")
+    assert m.neighbors == privet.neighbors.one_differs(1)
+    assert m.domain.integer and m.domain.length == 3 and m.domain.high == 5
+    with pytest.raises(PrivetError, match="--calling"):
+        load_target(f"{user_file}:two")
+
+
+def test_bad_input_gets_one_sentence_and_exit_2(user_file, capsys):
+    cases = [
+        (["search", f"{user_file}:one", "--calling", "vectorized"], "use --calling blackbox"),
+        (["search", f"{user_file}:vec", "--domain", "int:0:0", "--length", "1"], "--domain"),
+        (["detect", f"{user_file}:vec", "--neighbors", "all:5", "--domain", "int:0:2",
+          "--length", "2", "--claimed", "1"], "--neighbors all:5"),
+        (["search", f"{user_file}:vec", "--method", "slsqp"], "--method slsqp"),
+    ]
+    for argv, text in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert text in err and err.count("\n") == 0 and "Traceback" not in err
+
+
+def test_nan_outputs_and_changing_shapes_are_one_sentence():
+    def nan_box(a, n_samples):
+        out = np.zeros(n_samples)
+        out[0] = np.nan
+        return out
+
+    with pytest.raises(MechanismError, match="returned NaN; return a number"):
+        privet.from_vectorized(nan_box).sample([1.0], 10, seed=0)
+
+    def growing(a, n_samples):
+        return np.zeros((n_samples, 2 if n_samples > 5 else 3))
+
+    with pytest.raises(MechanismError, match="shape .* in one call and .* in another"):
+        privet.from_vectorized(growing).sample([1.0], 13, seed=0, chunk=10)
+
+    def scalar_or_list(a, rng):
+        return 1.0 if rng.random() < 0.5 else [1.0, 2.0]
+
+    with pytest.raises(MechanismError, match="a scalar in one call and an array"):
+        privet.from_blackbox(scalar_or_list).sample([1.0], 50, seed=0)
