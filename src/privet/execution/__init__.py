@@ -141,7 +141,7 @@ class ProcessPool:
 # -- Dask ------------------------------------------------------------------------------------
 
 DASK_TIMEOUT = 10.0
-HANDSHAKE_TIMEOUT = 3.0   # a scheduler that accepted the connection answers in milliseconds
+HANDSHAKE_TIMEOUT = 2.0   # a scheduler that accepted the connection answers in milliseconds
 DASK_PORT = 8786
 USER_MODULE_PREFIX = "_privet_user_"  # modules privet.cli_support.load_object makes from files
 
