@@ -241,6 +241,31 @@ def _pair_grid(t: Target, pairs: Sequence, input_cap: int
     return xs, I, J
 
 
+def _grid_and_pairs(t: Target, inputs: Any, pairs: Sequence | None, input_cap: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checked inputs and the row indices I, J of the pairs to compare: the given
+    pairs, or every neighboring pair of the input grid."""
+    if pairs is not None:
+        return _pair_grid(t, list(pairs), input_cap)
+    xs = input_grid(t, inputs, input_cap)
+    I, J = neighbor_pairs(t.neighbors, xs)
+    return xs, I, J
+
+
+def _pair_table(t: Target, inputs: Any, pairs: Sequence | None, input_cap: int,
+                max_memory: int | None, progress: bool
+                ) -> tuple[np.ndarray, Any, np.ndarray, np.ndarray]:
+    """The checked inputs, inference over them (memory checked first) and the neighboring
+    pairs whose both inputs were inferred (fewer after Ctrl-C)."""
+    xs, I, J = _grid_and_pairs(t, inputs, pairs, input_cap)
+    if len(I) == 0:
+        raise PrivetError("no two checked inputs are neighbors.")
+    check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
+    table = inference_dense(t, xs, progress)
+    I, J = done_pairs(table, I, J)
+    return xs, table, I, J
+
+
 def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
           outputs: Sequence[Any] | None = None, backend: str = "auto",
           fractions: bool = False, args: Mapping[str, Any] | None = None,
@@ -291,11 +316,8 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         if pairs is not None:
             if inputs is not None:
                 sets.check_covers([(a, b, None) for a, b in pairs], inputs)
-            xs, I, J = _pair_grid(t, pairs, input_cap)
             restricted = f"{len(pairs)} given input pairs x every output"
-        else:
-            xs = input_grid(t, inputs, input_cap)
-            I, J = neighbor_pairs(t.neighbors, xs)
+        xs, I, J = _grid_and_pairs(t, inputs, pairs, input_cap)
         check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
         inf_start = time.perf_counter()
         table = inference_dense(t, xs, progress)
@@ -481,16 +503,7 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     inputs = None if inputs is None else list(inputs)
     t = make_target(target, backend, fractions, args, cap, length,
                     n_inputs=_count_inputs(inputs, pairs))
-    if pairs is not None:
-        xs, I, J = _pair_grid(t, pairs, input_cap)
-    else:
-        xs = input_grid(t, inputs, input_cap)
-        I, J = neighbor_pairs(t.neighbors, xs)
-    if len(I) == 0:
-        raise PrivetError("no two checked inputs are neighbors.")
-    check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
-    table = inference_dense(t, xs, progress)
-    I, J = done_pairs(table, I, J)
+    xs, table, I, J = _pair_table(t, inputs, pairs, input_cap, max_memory, progress)
     d, i, j = hockey_stick_dense(table, I, J, float(epsilon))
     details: dict[str, Any] = {"pairs": len(I), "inputs": len(table.xs),
                                "backend_choice": t.choice}

@@ -26,16 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import PrivetError
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import ExactProfile
 from .algorithms import (
     DEFAULT_INPUT_CAP,
     hockey_stick_dense,
-    inference_dense,
-    input_grid,
     make_target,
-    neighbor_pairs,
 )
 
 ORDERS = (1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
@@ -111,22 +107,13 @@ def profile(target: Any, *, epsilons: Sequence[float] | None = None,
     :func:`privet.exact.exact`. Ctrl-C keeps the inputs inferred so far: the profile is then
     a lower bound over the pairs among them, marked interrupted and never "verified".
     """
-    from . import _check_request, _domain_text, _pair_grid, check_memory, done_pairs
+    from . import _check_request, _domain_text, _pair_table
 
     start = time.perf_counter()
     _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory,
                    args)
     t = make_target(target, backend, fractions, args, cap, length)
-    if pairs is not None:
-        xs, I, J = _pair_grid(t, list(pairs), input_cap)
-    else:
-        xs = input_grid(t, inputs, input_cap)
-        I, J = neighbor_pairs(t.neighbors, xs)
-    if len(I) == 0:
-        raise PrivetError("no two checked inputs are neighbors.")
-    check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
-    table = inference_dense(t, xs, progress)
-    I, J = done_pairs(table, I, J)
+    xs, table, I, J = _pair_table(t, inputs, pairs, input_cap, max_memory, progress)
     mech = t.obj
     claim = getattr(mech, "claim", None)
     eps = sorted(set(DEFAULT_EPSILONS if epsilons is None else map(float, epsilons)) |
