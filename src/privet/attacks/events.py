@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..core.events import Event
-from .scores import Negated, Score, Stat, Table, score_from_spec
+from .scores import Bits, Negated, Score, Stat, Table, score_from_spec
 
 __all__ = ["Threshold"]
 
@@ -70,6 +70,8 @@ class Threshold(Event):
 
     def describe(self) -> str:
         t, score = self.threshold, self.score
+        if isinstance(score, Bits):  # the inner event's words, about the view of ω
+            return score.view.rename(Threshold(score.inner, t, self.tie, self.seed).describe())
         boundary = "" if self.tie in (0.0, 1.0) else \
             f" (outputs scoring exactly {t:.4g} with probability {self.tie:.3g})"
         if isinstance(score, Table) and self.tie in (0.0, 1.0):

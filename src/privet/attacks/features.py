@@ -15,17 +15,38 @@ A linear model on these features expresses sums and weighted sums of the entries
 per-entry flag patterns and per-category weights (for independent bits, the
 log-likelihood ratio itself); the features are plain data (:meth:`FeatureMap.spec`), so the
 events built on them serialize.
+
+:class:`BitView` is the float-exact feature map: every entry replaced by an integer code read
+off its IEEE-754 bits, on which the same models (table, logistic regression, statistics) are
+then fitted. Mechanisms compute in doubles, and rounding leaves traces a real-number feature
+cannot see (Mironov, CCS 2012, Sec. 3: ``x + Lap(b)`` near 0 lies on the 2^-53 grid for
+``x = 1``, on far finer grids for ``x = 0``; Jin, McMurtry, Rubinstein, Ohrimenko, S&P 2022,
+Sec. 4, for Gaussian samplers):
+
+* ``granularity`` -- the exponent of the lowest set bit: the coarsest power-of-two lattice the
+  double lies on (its exponent and its position on the ulp grid together);
+* ``trailing_zeros`` -- the position on its own ulp grid (how many low significand bits are 0);
+* ``low_bits`` -- the ``k`` least significant stored mantissa bits;
+* ``residue`` -- the residue against the inputs' lattice (the coarsest power of two every
+  entry of both inputs is a multiple of): 0 on the lattice, else one of ``bins`` bins.
+
+:func:`bit_views` says which views a pair gets: ``"auto"`` gives every view when the outputs
+are doubles with a fractional part (integer and categorical outputs get none: their table
+model sees every value already).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import MechanismError
+from ..core import bits
+from ..core.errors import MechanismError, ParameterError
 
-__all__ = ["FeatureMap", "fit_features", "rows_of", "shape_error"]
+__all__ = ["BIT_FEATURES", "BitView", "FeatureMap", "bit_views", "check_bit_features",
+           "fit_features", "input_lattice", "rows_of", "shape_error"]
 
 MAX_CATEGORIES = 12   # a column with at most this many distinct values is categorical
 POINT_MASS = 0.01     # a numeric value holding this share of a column is a flag
@@ -148,3 +169,120 @@ def fit_features(outputs, max_categories: int = MAX_CATEGORIES, mass: float = PO
         numeric.append((j, center, scale))
         indicators.extend((j, float(v)) for v in heavy)
     return FeatureMap(rows.shape[1], tuple(numeric), tuple(indicators))
+
+
+# ---------------------------------------------------------------------------------------------
+# float-exact views (module docstring)
+# ---------------------------------------------------------------------------------------------
+
+BIT_FEATURES = ("granularity", "trailing_zeros", "low_bits", "residue")
+LOW_BITS = 4          # low_bits: this many least significant mantissa bits (16 codes)
+RESIDUE_BINS = 8      # residue: bins of (0, 1) besides the lattice points themselves
+GRANULARITY_CAP = 1100  # granularity codes in [-cap, cap]; 0.0 (on every lattice) reads cap
+PROBE_ROWS = 4096     # rows of each sample read to tell whether outputs are doubles
+
+
+@dataclass(frozen=True)
+class BitView:
+    """One float-exact view: each finite entry replaced by its integer code; sentinels and
+    NaN (privet's FALSE/ABORTED, infinities) keep their value, so flags stay flags."""
+
+    feature: str
+    k: int = LOW_BITS
+    lattice: float = 1.0
+    bins: int = RESIDUE_BINS
+
+    def __post_init__(self):
+        if self.feature not in BIT_FEATURES:
+            raise ParameterError(f"unknown float feature {self.feature!r}; use one of "
+                                 f"{', '.join(BIT_FEATURES)}.")
+
+    def codes(self, outputs) -> np.ndarray:
+        """The coded outputs, a float matrix of the outputs' shape ``(n, width)``."""
+        rows = rows_of(outputs)
+        finite = np.isfinite(rows)
+        safe = np.where(finite, rows, 0.0)
+        if self.feature == "granularity":
+            c = np.clip(bits.granularity(safe), -GRANULARITY_CAP, GRANULARITY_CAP)
+        elif self.feature == "trailing_zeros":
+            c = bits.trailing_zeros(safe)
+        elif self.feature == "low_bits":
+            c = bits.low_bits(safe, self.k)
+        else:
+            c = bits.lattice_residue(safe, self.lattice, self.bins)
+        return np.where(finite, c.astype(float), rows)
+
+    def label(self) -> str:
+        if self.feature == "low_bits":
+            return f"low{int(self.k)}"
+        if self.feature == "residue":
+            return f"residue[{value_name(self.lattice)}]"
+        return self.feature
+
+    def rename(self, text: str) -> str:
+        """``text`` about ω read about this view: ``ω[0] > 3`` -> ``granularity(ω[0]) > 3``."""
+        out = re.sub(r"ω(\[\d+\])?", lambda m: f"{self.label()}({m.group(0)})", text)
+        out = out.replace(" outputs", " values")
+        return out if out != text else f"{text} of {self.label()}(ω)"
+
+    def spec(self) -> dict:
+        return {"feature": self.feature, "k": int(self.k), "lattice": float(self.lattice),
+                "bins": int(self.bins)}
+
+    @staticmethod
+    def from_spec(d: dict) -> BitView:
+        return BitView(str(d["feature"]), int(d.get("k", LOW_BITS)),
+                       float(d.get("lattice", 1.0)), int(d.get("bins", RESIDUE_BINS)))
+
+
+def fractional_doubles(*samples) -> bool:
+    """The outputs are doubles and some finite entry has a fractional part (read on the
+    first ``PROBE_ROWS`` rows of each sample)."""
+    for o in samples:
+        a = np.asarray(o)
+        if a.dtype.kind != "f":
+            continue
+        head = a[:PROBE_ROWS].astype(np.float64, copy=False)
+        fin = head[np.isfinite(head)]
+        if fin.size and bool(np.any(fin != np.round(fin))):
+            return True
+    return False
+
+
+def input_lattice(x, x2) -> float:
+    """The coarsest power of two every entry of both inputs is a multiple of (1.0 for all
+    zeros; exponents kept within [-1022, 1023])."""
+    v = np.r_[np.ravel(np.asarray(x, float)), np.ravel(np.asarray(x2, float))]
+    v = v[np.isfinite(v) & (v != 0)]
+    g = int(np.min(bits.granularity(v))) if v.size else 0
+    return float(np.ldexp(1.0, min(max(g, -1022), 1023)))
+
+
+def check_bit_features(choice) -> object:
+    """``choice`` as given (``"auto"``, ``"all"``, ``"off"``, True/False/None, or feature
+    names, a sequence or a comma-separated string), checked: one sentence if unknown."""
+    if choice is None or isinstance(choice, bool) or choice in ("auto", "all", "off", "none"):
+        return choice
+    names = choice.split(",") if isinstance(choice, str) else list(choice)
+    names = [str(n).strip() for n in names if str(n).strip()]
+    bad = [n for n in names if n not in BIT_FEATURES]
+    if bad or not names:
+        raise ParameterError(
+            f"unknown float feature(s) {', '.join(map(repr, bad)) or repr(choice)}; use "
+            f"'auto', 'all', 'off' or names among {', '.join(BIT_FEATURES)}.")
+    return tuple(names)
+
+
+def bit_views(choice, o1, o2, x, x2) -> tuple[BitView, ...]:
+    """The float-exact views a pair (x, x2) with samples (o1, o2) gets: none for ``"off"``,
+    False or None; every view for ``"all"`` or True; the named ones; for ``"auto"``, every
+    view when the outputs are :func:`fractional_doubles`."""
+    choice = check_bit_features(choice)
+    if choice in (None, False, "off", "none"):
+        return ()
+    if choice == "auto" and not fractional_doubles(o1, o2):
+        return ()
+    names = BIT_FEATURES if choice in ("auto", "all", True) else choice
+    lattice = input_lattice(x, x2)
+    return tuple(BitView(f, lattice=lattice) if f == "residue" else BitView(f)
+                 for f in names)

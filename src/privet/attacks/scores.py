@@ -15,7 +15,10 @@ in results) -- scikit-learn only fits them (:mod:`privet.attacks.train`):
 * :class:`Bins` -- the same over quantile bins of a one- or two-entry continuous output
   (a histogram model);
 * :class:`Stat` -- one statistic of the row (an entry, the sum of entries, the number of
-  entries equal to a flag), with a sign: the half-lines of StatDP and DP-Finder.
+  entries equal to a flag), with a sign: the half-lines of StatDP and DP-Finder;
+* :class:`Bits` -- any of these on a float-exact view of the outputs
+  (:class:`~privet.attacks.features.BitView`: granularity, ulp-grid position, low mantissa
+  bits, lattice residue).
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .features import FeatureMap, rows_of, value_name
+from .features import BitView, FeatureMap, rows_of, value_name
 
-__all__ = ["MLP", "Bins", "Linear", "Score", "Stat", "Table", "score_from_spec"]
+__all__ = ["MLP", "Bins", "Bits", "Linear", "Score", "Stat", "Table", "score_from_spec"]
 
 _KINDS: dict[str, type] = {}
 
@@ -314,11 +317,35 @@ class Stat(Score):
                 "centers": [[int(j), float(c)] for j, c in self.centers]}
 
 
+@dataclass(frozen=True, eq=False)
+class Bits(Score):
+    """``inner`` evaluated on ``view.codes(outputs)``: a score fitted on a float-exact view
+    (post-processing of the output, so its threshold events are events of the output)."""
+
+    kind: ClassVar[str] = "bits"
+    view: BitView
+    inner: Score
+
+    def __call__(self, outputs):
+        return self.inner(self.view.codes(outputs))
+
+    def negated(self) -> Score:
+        return Bits(self.view, self.inner.negated())
+
+    def describe(self):
+        return self.view.rename(self.inner.describe())
+
+    def spec(self):
+        return {"kind": self.kind, "view": self.view.spec(), "inner": self.inner.spec()}
+
+
 def score_from_spec(d: dict) -> Score:
     """Inverse of ``Score.spec()``."""
     kind = d.get("kind")
     if kind == "negated":
         return Negated(score_from_spec(d["inner"]))
+    if kind == "bits":
+        return Bits(BitView.from_spec(d["view"]), score_from_spec(d["inner"]))
     if kind == "linear":
         return Linear(FeatureMap.from_spec(d["features"]), tuple(d["weights"]),
                       float(d["bias"]), d.get("label", "logistic regression"))

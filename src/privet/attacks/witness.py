@@ -22,6 +22,13 @@ certified bound (the winner's curse of scoring hundreds of candidates on one dra
 3. **certify** -- done by the caller on a third, fresh sample
    (:func:`privet.attacks.sampling.certify`), the only one that enters the bound.
 
+Outputs that are doubles get the float-exact feature maps too
+(:class:`~privet.attacks.features.BitView`; ``Budget.float_features``): each model is also
+fitted on each view of the outputs, and its events compete with the others on the same
+samples -- the certificate still comes from the third sample alone, so it stays a finite,
+honest bound with its confidence (ε = ∞ is for the exact reachability check of
+:mod:`privet.floats`).
+
 The score of a candidate is an ``objective`` of its counts: for ``privet.search`` the
 certificate a fresh sample of the certifying size would give (shrunk by a standard error),
 for ``privet.detect`` the p-value its final test would give. More budget means larger
@@ -43,10 +50,10 @@ from ..core.events import Event
 from ..core.mechanism import Mechanism
 from ..execution.progress import progress_bar
 from .events import Threshold
-from .features import fit_features, rows_of, shape_error
+from .features import BitView, bit_views, fit_features, rows_of, shape_error
 from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
 from .sampling import draw_pair, events_in, paired_sampling, select_counts
-from .scores import Score
+from .scores import Bits, Score
 from .threshold import (
     ORIENTATIONS,
     Choice,
@@ -75,7 +82,11 @@ class Budget:
     ``random_pairs``: random pairs screened besides the patterns; ``iterations``: steps of
     the local search; ``finalists``: pairs that reach the selection; ``models``: the final
     models ('table', 'bins', 'logistic', 'mlp', 'stats'; the ones that do not apply to the
-    outputs are skipped), the neural network for the first ``mlp_finalists`` only."""
+    outputs are skipped), the neural network for the first ``mlp_finalists`` only;
+    ``float_features``: the float-exact views the models are also fitted on
+    (:func:`~privet.attacks.features.bit_views`: ``"auto"`` -- every view when the outputs
+    are fractional doubles and the mechanism has no Replay; ``"all"``, ``"off"`` or
+    feature names)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -85,6 +96,7 @@ class Budget:
     finalists: int = 4
     models: tuple = ("table", "bins", "logistic", "stats", "mlp")
     mlp_finalists: int = 2
+    float_features: Any = "auto"
 
 
 @dataclass
@@ -127,13 +139,29 @@ def _score_events(scores: list[tuple[str, Score]], o1, o2, objective: Objective
     return out
 
 
-def _fit_scores(o1, o2, models: tuple | None, seed: int) -> list[tuple[str, Score]]:
+def _fit_scores(o1, o2, models: tuple | None, seed: int,
+                views: tuple[BitView, ...] = ()) -> list[tuple[str, Score]]:
     """The models fitted on (o1, o2): ``models`` among those that apply, or (None) the
-    cheap screening set of :func:`privet.attacks.train.models_for`."""
+    cheap screening set of :func:`privet.attacks.train.models_for`; then, on each
+    float-exact view in ``views`` whose codes are not all equal, the cheap set among
+    ``models`` (the codes of one entry are categories: their table is their likelihood
+    ratio, which logistic regression on their indicators would only approximate)."""
+    out = _fit_on(o1, o2, models, seed, cheap=models is None)
+    for view in views:
+        c1, c2 = view.codes(o1), view.codes(o2)
+        first = c1[:1]
+        if np.array_equal(c1, np.broadcast_to(first, c1.shape)) and \
+                np.array_equal(c2, np.broadcast_to(first, c2.shape)):
+            continue  # one code for every output: no event of the view separates anything
+        out.extend((f"{m} on {view.label()}", Bits(view, s))
+                   for m, s in _fit_on(c1, c2, models, seed, cheap=True))
+    return out
+
+
+def _fit_on(o1, o2, models: tuple | None, seed: int, cheap: bool) -> list[tuple[str, Score]]:
     fmap = fit_features(np.vstack([rows_of(o1), rows_of(o2)]))
-    usable = models_for(o1, o2, fmap, cheap=models is None)
     out = []
-    for m in usable:
+    for m in models_for(o1, o2, fmap, cheap=cheap):
         if models is None or m in models:
             out.extend((m, s) for s in fit(m, o1, o2, fmap, seed=seed))
     return out
@@ -181,6 +209,9 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
     s_screen, s_local, s_final, s_rng = root.spawn(4)
     rng = np.random.default_rng(s_rng)
     paired = paired_sampling(mech)
+    # float-exact views: automatic for black boxes only (a mechanism with Replay has the
+    # exact reachability check of privet.floats)
+    floats = "off" if paired and budget.float_features == "auto" else budget.float_features
     n_len = default_length(mech, length)
     cands: list[tuple] = []
     if start is not None:
@@ -217,7 +248,8 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
         o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor)
         _widths(mech, o1, o2, x, x2)
         h = len(o1) // 2
-        scores = _fit_scores(o1[:h], o2[:h], None, int(ss.generate_state(1)[0]))
+        views = bit_views(floats, o1[:h], o2[:h], x, x2)
+        scores = _fit_scores(o1[:h], o2[:h], None, int(ss.generate_state(1)[0]), views)
         found = _score_events(scores, o1[:h], o2[:h], objective)
         best = max(found, key=lambda r: r[0]) if found else None
         got = None
@@ -258,7 +290,7 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
                 models = budget.models if i < budget.mlp_finalists else \
                     tuple(m for m in budget.models if m != "mlp")
                 finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start,
-                                       models))
+                                       models, floats))
                 advance(1)
             _race(mech, finals, budget, objective, args, paired, executor, progress)
         except KeyboardInterrupt:
@@ -333,12 +365,14 @@ class _Finalist:
 
 def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
              ss: np.random.SeedSequence, paired: bool, executor: Any,
-             start: tuple | None, models: tuple) -> _Finalist:
-    """Fit the final ``models`` of one finalist on a fresh sample; their threshold grids."""
+             start: tuple | None, models: tuple, floats: Any = "off") -> _Finalist:
+    """Fit the final ``models`` of one finalist on a fresh sample (and on the float-exact
+    views ``floats`` gives it); their threshold grids."""
     s_fit, s_sel = ss.spawn(2)
     f1, f2 = draw_pair(mech, item.x, item.x2, budget.n_fit, args, s_fit, paired, executor)
     _widths(mech, f1, f2, item.x, item.x2)
-    fitted = _fit_scores(f1, f2, models, int(s_fit.generate_state(1)[0]))
+    views = bit_views(floats, f1, f2, item.x, item.x2)
+    fitted = _fit_scores(f1, f2, models, int(s_fit.generate_state(1)[0]), views)
     grids = [candidates(np.r_[sc(f1), sc(f2)]) for _, sc in fitted]
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..attacks.features import check_bit_features
 from ..core import events as _events
 from ..core.errors import advice, check_epsilon
 from ..core.mechanism import as_mechanism
@@ -129,7 +130,8 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
            n_final: int = 500_000, alpha: float = 0.05, seed: SeedLike = None,
            progress: bool = False, executor: Any = None,
            max_candidates: int = MAX_CANDIDATES, sequential: bool = True,
-           delta: float | None = None, n_max: int = N_MAX) -> DetectResult:
+           delta: float | None = None, n_max: int = N_MAX,
+           float_features: Any = "auto") -> DetectResult:
     """Test whether ``mechanism`` is ``epsilon``-DP (Algorithm 1 of StatDP).
 
     ``epsilon`` is the test epsilon (default: the claimed one); the mechanism always runs
@@ -164,8 +166,14 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     ε(δ)); that test is :mod:`privet.detect.approx` (tail events, fresh samples sized by
     the claim up to ``n_max`` runs per input, a valid p-value for
     H0: P[M(D1) ∈ E] ≤ e^ε P[M(D2) ∈ E] + δ). ``test_epsilons`` is for pure tests only.
+
+    ``float_features``: the float-exact feature maps of the classifier attacks on black boxes
+    (:class:`privet.attacks.features.BitView`: the outputs' granularity, ulp-grid position,
+    low mantissa bits, residue against the inputs' lattice). ``"auto"`` (default) uses them
+    when the outputs are fractional doubles; ``"all"``, ``"off"``, or feature names.
     """
     t0 = time.perf_counter()
+    float_features = check_bit_features(float_features)
     mech = as_mechanism(mechanism)
     null = null_for(mech, epsilon, delta)
     if null is not None:
@@ -191,7 +199,8 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
         chosen, cands, joined = _attack.hook(
             mech, chosen, cands, eps, n_select=session.n_select, n_final=session.n_final,
             alpha=session.alpha, args=args, seed=session.seed, executor=session.executor,
-            progress=progress, inputs=inputs, skip=outcome.interrupted)
+            progress=progress, inputs=inputs, skip=outcome.interrupted,
+            float_features=float_features)
         curve = None
         per_point: list[float] = []
         if curve_eps is not None and not outcome.interrupted:

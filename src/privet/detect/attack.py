@@ -54,10 +54,11 @@ def test_objective(n_final: int, epsilon: float):
 
 def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
                    args: dict | None, seed: Any, executor: Any, progress: bool = False,
-                   pairs: list | None = None):
+                   pairs: list | None = None, float_features: Any = "auto"):
     """The attack's best (D1, D2, event) for a final test at ``epsilon`` (None if none), and
     whether Ctrl-C cut the search short; ``pairs`` (the inputs given to detect) replace the
-    generated candidates."""
+    generated candidates; ``float_features`` the float-exact views
+    (:class:`privet.attacks.Budget`)."""
     fast = mech.kind not in ("statdp", "blackbox")
     # the race may grow a finalist's selection sample to the final test's size (vectorized
     # mechanisms; per-sample black boxes keep n_select)
@@ -65,7 +66,8 @@ def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: i
     budget = Budget(n_train=min(1 << (15 if fast else 12), int(n_select)),
                     n_fit=min(1 << 16, int(n_select)), n_select=race,
                     random_pairs=8, iterations=8, finalists=3,
-                    models=("table", "bins", "logistic", "stats"))
+                    models=("table", "bins", "logistic", "stats"),
+                    float_features=float_features)
     cand, _, interrupted = search_witness(
         mech, test_objective(n_final, epsilon), budget=budget, args=args, seed=seed,
         executor=executor, progress=progress, pairs=pairs)
@@ -74,7 +76,8 @@ def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: i
 
 def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
                 alpha: float, args: dict | None, seed: int, executor: Any,
-                progress: bool = False, pairs: list | None = None) -> Counterexample | None:
+                progress: bool = False, pairs: list | None = None,
+                float_features: Any = "auto") -> Counterexample | None:
     """The attack family's candidate, final-tested on ``n_final`` fresh samples per input."""
     from . import test_event  # the final test (Algorithm 2) of any event
 
@@ -82,7 +85,8 @@ def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
     s_search, s_test = root.spawn(2)
     cand, interrupted = attack_witness(mech, epsilon, n_select=n_select, n_final=n_final,
                                        args=args, seed=s_search, executor=executor,
-                                       progress=progress, pairs=pairs)
+                                       progress=progress, pairs=pairs,
+                                       float_features=float_features)
     if cand is None or interrupted:
         return None
     cx = test_event(mech, cand.x, cand.x2, cand.event, epsilon, args=args, n=n_final,
@@ -119,8 +123,8 @@ def combine(statdp: Counterexample, attack: Counterexample | None, alpha: float
 
 def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *,
          n_select: int, n_final: int, alpha: float, args: dict | None, seed: int,
-         executor: Any, progress: bool, inputs=None, skip: bool = False
-         ) -> tuple[Counterexample, list, bool]:
+         executor: Any, progress: bool, inputs=None, skip: bool = False,
+         float_features: Any = "auto") -> tuple[Counterexample, list, bool]:
     """detect's hook: for a black box, the attack family's final test joined with StatDP's
     (:func:`combine`; on detect's ``inputs`` when given): ``(shown, candidates, True)``,
     where ``shown.p_value`` is the joint p-value (StatDP's, sequential or not, is valid at
@@ -132,7 +136,7 @@ def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *
     pairs = [tuple(p) for p in inputs] if inputs is not None else None
     extra = attack_test(mech, epsilon, n_select=n_select, n_final=n_final, alpha=alpha,
                         args=args, seed=seed, executor=executor, progress=progress,
-                        pairs=pairs)
+                        pairs=pairs, float_features=float_features)
     if extra is None:
         return chosen, cands, False
     shown, _, pair = combine(chosen, extra, alpha)

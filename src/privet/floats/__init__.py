@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from . import bits
+from ..core import bits
 from .events import FEATURES, Unreachable, feature_codes, view
 from .porosity import porosity
 from .reach import (

@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..core import bits
 from ..core.errors import ParameterError
 from ..core.events import Event
 from ..core.mechanism import Mechanism, Output
-from . import bits
 from .reach import UNREACHABLE, additive
 
 FEATURES = ("trailing_zeros", "granularity", "low_bits", "residue")

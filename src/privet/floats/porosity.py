@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from ..core import bits
 from ..core.errors import InputError, ParameterError, UnsupportedError
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.results import FloatWitness, PorosityResult
 from ..core.seeds import SeedLike, as_seed
 from ..execution.progress import progress_bar
 from ..stats.intervals import clopper_pearson
-from . import bits
 from .reach import (
     ADDITION_GAP,
     REACHABLE,

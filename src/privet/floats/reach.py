@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core import bits
 from ..core.errors import NoiseError, UnsupportedError
 from ..core.mechanism import Mechanism
 from ..core.noise import Dist, Sampler, _Probe
-from . import bits
 from .bitgen import tape_generator
 from .samplers import (
     DEFAULT_ULPS,

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..attacks.features import check_bit_features
 from ..core.errors import (
     GridTooLargeError,
     InputError,
@@ -573,6 +574,7 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         # black boxes (privet.attacks): selection sample, finalists, models
         "n_select": _opt_int(kw.pop("n_select", None)), "finalists": int(kw.pop("finalists", 8)),
         "models": tuple(kw.pop("models", ())), "attack": kw.pop("attack", "auto"),
+        "float_features": check_bit_features(kw.pop("float_features", "auto")),
     }
     if kw:
         raise InputError(f"search got unknown option(s) {', '.join(sorted(kw))}.")
@@ -641,7 +643,11 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     independent fresh samples, union bound over both probabilities), ``tail`` (True: after
     SLSQP and the polish, walk x and x' together toward the event's tail, keeping the point
     whose paired counts on a ``n_walk``-sample tape (2**17) project the best certificate;
-    the iterations are then ranked by that projection on a fresh tape of the same size).
+    the iterations are then ranked by that projection on a fresh tape of the same size),
+    ``float_features`` (the float-exact feature maps of the classifier attacks: the outputs'
+    granularity, ulp-grid position, low mantissa bits and residue against the inputs'
+    lattice; ``'auto'``, the default, uses them for black boxes whose outputs are fractional
+    doubles; ``'all'``, ``'off'`` or feature names).
     Half of the search's iterations on discrete outputs start from the singleton whose
     frequencies under x and x' differ most (probes of 2,000 runs each); random search always
     draws Phi at random.

@@ -74,7 +74,8 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
     return Budget(n_train=int(opts.get("n_cap") or sizes["n_train"]),
                   n_fit=min(sizes["n_fit"], n_select), n_select=n_select,
                   random_pairs=int(iterations), iterations=int(iterations),
-                  finalists=int(opts.get("finalists", 8)), models=models)
+                  finalists=int(opts.get("finalists", 8)), models=models,
+                  float_features=opts.get("float_features", "auto"))
 
 
 def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = None,
@@ -253,7 +254,8 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
     budget = Budget(n_train=int(opts.get("n_cap") or WHITE.n_train),
                     n_fit=min(WHITE.n_fit, n_select), n_select=n_select,
                     random_pairs=int(iterations), iterations=int(iterations),
-                    finalists=WHITE.finalists, models=tuple(opts.get("models") or WHITE.models))
+                    finalists=WHITE.finalists, models=tuple(opts.get("models") or WHITE.models),
+                    float_features=opts.get("float_features", "auto"))
     cand, trace, interrupted = search_witness(
         mech, certificate_objective(size, float(opts["confidence"]), paired=True),
         budget=budget, args=args, seed=seed,

@@ -1,4 +1,6 @@
-"""Bit-level views of IEEE-754 doubles, vectorized over NumPy arrays.
+"""Bit-level views of IEEE-754 doubles, vectorized over NumPy arrays (shared vocabulary:
+``privet.floats`` decides reachability with them, ``privet.attacks`` builds its float-exact
+feature maps on them).
 
 Every function takes and returns arrays (scalars are promoted) and never loops in Python.
 The total order :func:`order_key` maps doubles to int64 so that ``a < b`` (as reals) iff
@@ -54,14 +56,18 @@ def significand(v) -> np.ndarray:
     return np.where(normal, frac | np.int64(1 << MANTISSA_BITS), frac)
 
 
+def _lowest_bit_exponent(s: np.ndarray) -> np.ndarray:
+    """``log2`` of the lowest set bit of non-negative int64s below 2^53 (-1023 for 0): the
+    bit, a power of two, converts to a double exactly, whose exponent field is read off."""
+    low = s & -s
+    return (low.astype(np.float64).view(np.int64) >> MANTISSA_BITS) - 1023
+
+
 def trailing_zeros(v, cap: int = 53) -> np.ndarray:
     """How many low-order bits of the significand are zero (the output's position on its
     ulp grid: ``k`` means the double is a multiple of ``2^k · ulp``); 0.0 gives ``cap``."""
     s = significand(v)
-    low = s & -s  # lowest set bit (0 for zero)
-    safe = np.where(low == 0, 1, low).astype(np.float64)  # a power of two below 2^53: exact
-    tz = np.frexp(safe)[1].astype(np.int64) - 1
-    return np.where(low == 0, cap, np.minimum(tz, cap))
+    return np.where(s == 0, cap, np.minimum(_lowest_bit_exponent(s), cap))
 
 
 def low_bits(v, k: int) -> np.ndarray:
@@ -72,14 +78,13 @@ def low_bits(v, k: int) -> np.ndarray:
 
 def granularity(v) -> np.ndarray:
     """``g`` such that the double is an odd multiple of ``2^g`` (the coarsest power-of-two
-    lattice it lies on); 0.0 gives a large sentinel (it lies on every lattice)."""
-    x = as_float(v)
-    exp = np.frexp(np.where(x == 0, 1.0, x))[1].astype(np.int64)  # x = m·2^exp, m in [.5,1)
-    bits = x.view(np.int64) & ~SIGN
-    normal = (bits >> MANTISSA_BITS) > 0
-    ulp_exp = np.where(normal, exp - 53, -1074)
-    g = ulp_exp + trailing_zeros(x, cap=53)
-    return np.where(x == 0, 1 << 20, g)
+    lattice it lies on); 0.0 gives a large sentinel (it lies on every lattice). A double
+    with biased exponent ``e`` is its 53-bit significand times ``2^(max(e, 1) - 1075)``."""
+    b = as_float(v).view(np.int64) & ~SIGN
+    e = b >> MANTISSA_BITS
+    s = np.where(e > 0, (b & MANTISSA_MASK) | np.int64(1 << MANTISSA_BITS), b)
+    g = np.maximum(e, 1) - 1075 + _lowest_bit_exponent(s)
+    return np.where(b == 0, 1 << 20, g)
 
 
 def lattice_residue(v, lattice: float, bins: int) -> np.ndarray:
