@@ -375,6 +375,24 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
                    help="the number of entries of an input")
 
 
+def float_features(text: str) -> Any:
+    """``--float-features``: auto, all, off, or feature names separated by commas."""
+    from .attacks.features import check_bit_features
+
+    try:
+        return check_bit_features(text)
+    except PrivetError as err:
+        raise _flag_error(err) from None
+
+
+def add_float_features_option(p: argparse.ArgumentParser) -> None:
+    """``--float-features`` of detect and search (the classifier attacks on black boxes)."""
+    p.add_argument("--float-features", type=float_features, default="auto", metavar="WHICH",
+                   help="float-exact features of the classifier attacks on black boxes: auto "
+                        "(default: when the outputs are doubles with a fractional part), all, "
+                        "off, or names among granularity,trailing_zeros,low_bits,residue")
+
+
 def _calling_of(f: Any, name: str) -> str:
     """How to call a plain function, read off its parameters."""
     import inspect

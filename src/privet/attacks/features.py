@@ -221,9 +221,12 @@ class BitView:
 
     def rename(self, text: str) -> str:
         """``text`` about ω read about this view: ``ω[0] > 3`` -> ``granularity(ω[0]) > 3``."""
-        out = re.sub(r"ω(\[\d+\])?", lambda m: f"{self.label()}({m.group(0)})", text)
+        out, hits = re.subn(r"ω(\[\d+\])?", lambda m: f"{self.label()}({m.group(0)})", text)
         out = out.replace(" outputs", " values")
-        return out if out != text else f"{text} of {self.label()}(ω)"
+        if hits:
+            return out
+        head, sep, tail = out.partition(" values")  # "table of 6 distinct values ≤ -1"
+        return f"{head}{sep} of {self.label()}(ω){tail}" if sep else f"{out} of {self.label()}(ω)"
 
     def spec(self) -> dict:
         return {"feature": self.feature, "k": int(self.k), "lattice": float(self.lattice),

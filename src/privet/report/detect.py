@@ -185,6 +185,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=flags.probability("alpha"), default=0.05,
                    help="significance level of the test (default 0.05)")
     flags.add_target_options(p)
+    flags.add_float_features_option(p)
     add_html_option(p)
     add_common_options(p)
     p.set_defaults(run=run_cli)
@@ -213,7 +214,8 @@ def run_cli(args: argparse.Namespace) -> int:
                     progress=show_progress(args), executor=getattr(args, "executor", None),
                     sequential=not getattr(args, "fixed_size", False),
                     delta=getattr(args, "delta", None),
-                    n_max=getattr(args, "n_max", 400_000_000))
+                    n_max=getattr(args, "n_max", 400_000_000),
+                    float_features=getattr(args, "float_features", "auto"))
     if getattr(args, "plot", None) and result.curve is not None:
         plot_curve(result.curve, args.plot)
     emit(args, result, render)

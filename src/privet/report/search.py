@@ -128,6 +128,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                    help="samples per input of each candidate pair (black boxes: the "
                         "attack's screening sample; white boxes: the estimate's cap)")
     flags.add_target_options(p)
+    flags.add_float_features_option(p)
     add_html_option(p)
     add_common_options(p)
     p.set_defaults(run=run_cli)
@@ -145,6 +146,7 @@ def run_cli(args: argparse.Namespace) -> int:
                        neighbors=getattr(args, "neighbors", None),
                        domain=getattr(args, "domain", None), length=getattr(args, "length", None))
     extra = {"n_cap": args.n_cap} if getattr(args, "n_cap", None) else {}
+    extra["float_features"] = getattr(args, "float_features", "auto")
     claim = mech.claim
     if getattr(args, "delta", None) is not None or (claim is not None and claim.kind != "pure"):
         from .approx import plot_profile, render_certified
