@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/floating_point.py            # 60 s porosity budgets
     .venv/bin/python benchmarks/floating_point.py --quick    # 10 s budgets, smaller samples
     .venv/bin/python benchmarks/floating_point.py --timing   # also the (optional) timing demo
+    .venv/bin/python benchmarks/floating_point.py --quick --only 6   # one section
 
 Prints, with wall-clock and CPU seconds (and the load average, since timings on a shared
 machine are noisy):
@@ -24,7 +25,12 @@ machine are noisy):
    sensitivities;
 5. detect on float features of black boxes (granularity: the coarsest power-of-two grid an
    output lies on);
-6. with --timing (optional, clearly experimental): detect on wall-clock time.
+6. black boxes without a declared sampler (the textbook Laplace written with NumPy, as a
+   vectorized function and as a plain one-output function; snapping, a discrete mechanism
+   and OpenDP's Laplace behind plain functions): detect and search with the classifier
+   attacks' real-number features alone and with the float-exact features, the verdict, the
+   certified ε, the fresh samples and the CPU seconds of each row;
+7. with --timing (optional, clearly experimental): detect on wall-clock time.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import numpy as np
 import privet
 import privet.mechanisms as lib
 from privet import floats
+from privet.core.neighbors import all_differ
 from privet.implementation import certify_porosity, sensitivity
 from privet.mechanisms import float_libs, libs
 
@@ -161,6 +168,103 @@ def features(quick: bool, seed: int) -> None:
                                           f"{cx.counts[1]:,}" if cx else "") + f"; {since(t)}")
 
 
+def plain_laplace(scale: float):
+    """The textbook float Laplace as a user writes it, without privet's noise API: one
+    vectorized NumPy call, no declared sampler."""
+    def m(a, n, rng=None):
+        return float(a[0]) + rng.laplace(0.0, scale, size=n)
+
+    m.__name__ = f"laplace_scale_{scale:g}"
+    return m
+
+
+def plain_laplace_one(x, rng=None):
+    """The same, one output per call (a plain black-box function)."""
+    return float(x[0]) + rng.laplace(0.0, 1.0)
+
+
+class _Sampled:
+    """A native library mechanism hidden behind a plain vectorized function (picklable)."""
+
+    def __init__(self, mech):
+        self.mech = mech
+
+    def __call__(self, a, n, rng=None):
+        seed = int(rng.integers(2**63))
+        return np.asarray(self.mech.sample(list(a), n, seed=seed), float).ravel()
+
+
+def _boxed(mech, name: str):
+    return privet.from_vectorized(_Sampled(mech), epsilon=mech.epsilon, name=name,
+                                  neighbors=mech.neighbors, domain=privet.Domain(
+                                      length=1, low=-10, high=10,
+                                      integer=mech.domain.integer))
+
+
+def black_boxes(quick: bool, seed: int) -> None:
+    n_sel, n_fin = (10_000, 50_000) if quick else (20_000, 100_000)
+    n_conf = 1 << (18 if quick else 20)
+    header("6. classifier attacks with float-exact features on black boxes (no declared "
+           "sampler)")
+    print(f"detect: fixed sizes, {n_sel:,} selection and {n_fin:,} final samples per input, "
+          "D = [0] vs [1] both ways, α = 0.05; search: pairs and events found by the attack, "
+          f"then {n_conf:,} fresh samples per input certify ε ≥ L (90% confidence). "
+          "'real': the real-number features alone (float_features='off'); 'float': "
+          "granularity (exponent and ulp-grid position), low 4 mantissa bits, residue against "
+          "the inputs' lattice ('auto' when the outputs are fractional doubles, 'all' to force "
+          "them).")
+    dom = privet.Domain(length=1, low=-10, high=10)
+    rows = []
+    for eps in (1.0, 0.1):
+        rows.append((f"textbook Laplace, ε = {eps:g} (from_vectorized)",
+                     privet.from_vectorized(plain_laplace(1 / eps), epsilon=eps,
+                                            neighbors=all_differ(1), domain=dom),
+                     ("off", "auto")))
+    rows.append(("textbook Laplace, ε = 1 (plain function, one output per call)",
+                 privet.from_blackbox(plain_laplace_one, epsilon=1.0, neighbors=all_differ(1),
+                                      domain=dom), ("auto",)))
+    rows.append(("snapping, ε = 1 (Λ = 2: integer outputs)",
+                 _boxed(lib.get("floats.snapping"), "snapping_eps1"), ("auto", "all")))
+    rows.append(("snapping, ε = 4 (Λ = 1/2)",
+                 _boxed(lib.get("floats.snapping").replace(epsilon=4.0), "snapping_eps4"),
+                 ("auto",)))
+    rows.append(("geometric x + Geo, ε = 1 (integers)",
+                 _boxed(lib.get("floats.geometric"), "geometric"), ("auto", "all")))
+    try:
+        od = libs.get("opendp.laplace")
+        rows.append((f"OpenDP make_laplace, ε = {od.epsilon:g}", od, ("auto",)))
+    except Exception as err:  # not installed: say so
+        print(f"OpenDP's Laplace: not checked ({err})")
+    print(f"{'mechanism':<58} {'features':<8} {'detect':<34} {'search: certified ε':<26} "
+          f"{'samples':>9} {'CPU s':>7}")
+    for label, mech, choices in rows:
+        for which in choices:
+            t = clock()
+            det = privet.detect(mech, inputs=[([0.0], [1.0]), ([1.0], [0.0])],
+                                n_select=n_sel, n_final=n_fin, seed=seed, sequential=False,
+                                float_features=which)
+            b = privet.search(mech, seed=seed, iterations=4, n_confirm=n_conf,
+                              float_features=which)
+            cpu = time.process_time() - t[1]
+            feat = {"off": "real", "auto": "float", "all": "float*"}[which]
+            dv = det.verdict if len(det.verdict) <= 34 else det.verdict[:33] + "…"
+            cert = (f"ε ≥ {b.value:.3g} (90%)" + (" > claim" if b.violates else "")
+                    if b.witness is not None else "none")
+            print(f"{label:<58} {feat:<8} {dv:<34} {cert:<26} {n_conf:>9,} {cpu:>7.1f}")
+            ev = b.witness.event if b.witness is not None and b.violates else None
+            cx = det.counterexample
+            if cx is not None:
+                print(f"{'':<10}detect's event: {cx.event} ({cx.counts[0]:,} vs "
+                      f"{cx.counts[1]:,} of {cx.n[0]:,})")
+            if ev is not None:
+                w = b.witness
+                print(f"{'':<10}search's witness: D1 = {list(w.d1)}, D2 = {list(w.d2)}, event "
+                      f"{ev}; {w.counts[0]:,} vs {w.counts[1]:,} of {w.n[0]:,}")
+    print("(* 'all' forces the float features on outputs that 'auto' leaves alone. Every ε "
+          "above is a finite bound with its confidence; ε = ∞ is certified only by the exact "
+          "reachability check of section 1.)")
+
+
 def _busy(x, rng=None):
     """A discrete sampler with a data-dependent loop: one unit of work per unit of x."""
     acc = 0
@@ -170,7 +274,7 @@ def _busy(x, rng=None):
 
 
 def timing(seed: int) -> None:
-    header("6. (optional, experimental) wall-clock time as part of the output")
+    header("7. (optional, experimental) wall-clock time as part of the output")
     mech = floats.timed(_busy, epsilon=1.0, unit_ns=100_000, with_output=False)
     t = clock()
     res = privet.detect(mech, inputs=[([0.0], [1.0])], n_select=2_000, n_final=4_000,
@@ -184,16 +288,19 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--timing", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", default=None, metavar="N,M",
+                    help="run only these sections (numbers 1-6, comma-separated)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; numpy "
           f"{np.__version__}; diffprivlib {_version('diffprivlib')}, OpenDP "
           f"{_version('opendp')}")
     t = clock()
-    textbook_laplace(args.quick, args.seed)
-    same_budget(args.quick, args.seed)
-    float_sums(args.quick, args.seed)
-    library_sums(args.quick, args.seed)
-    features(args.quick, args.seed)
+    sections = (textbook_laplace, same_budget, float_sums, library_sums, features,
+                black_boxes)
+    chosen = range(1, 7) if args.only is None else {int(v) for v in args.only.split(",")}
+    for i, section in enumerate(sections, 1):
+        if i in chosen:
+            section(args.quick, args.seed)
     if args.timing:
         timing(args.seed)
     print(f"\ntotal {since(t)}; load average {os.getloadavg()[0]:.2f}")

@@ -30,9 +30,9 @@ Sec. 4, for Gaussian samplers):
 * ``residue`` -- the residue against the inputs' lattice (the coarsest power of two every
   entry of both inputs is a multiple of): 0 on the lattice, else one of ``bins`` bins.
 
-:func:`bit_views` says which views a pair gets: ``"auto"`` gives every view when the outputs
-are doubles with a fractional part (integer and categorical outputs get none: their table
-model sees every value already).
+:func:`bit_views` says which views a pair gets: ``"auto"`` gives granularity, low bits and
+residue when the outputs are doubles with a fractional part (integer and categorical outputs
+get none: their table model sees every value already); ``trailing_zeros`` is used when named.
 """
 
 from __future__ import annotations
@@ -176,6 +176,10 @@ def fit_features(outputs, max_categories: int = MAX_CATEGORIES, mass: float = PO
 # ---------------------------------------------------------------------------------------------
 
 BIT_FEATURES = ("granularity", "trailing_zeros", "low_bits", "residue")
+# what "auto" and "all" use: trailing_zeros only on request (with the exponent, which the
+# magnitude of the output mostly fixes, it is the granularity: one more score per pair
+# costs selection time and rarely separates what the granularity does not)
+DEFAULT_BIT_FEATURES = ("granularity", "low_bits", "residue")
 LOW_BITS = 4          # low_bits: this many least significant mantissa bits (16 codes)
 RESIDUE_BINS = 8      # residue: bins of (0, 1) besides the lattice points themselves
 GRANULARITY_CAP = 1100  # granularity codes in [-cap, cap]; 0.0 (on every lattice) reads cap
@@ -278,14 +282,14 @@ def check_bit_features(choice) -> object:
 
 def bit_views(choice, o1, o2, x, x2) -> tuple[BitView, ...]:
     """The float-exact views a pair (x, x2) with samples (o1, o2) gets: none for ``"off"``,
-    False or None; every view for ``"all"`` or True; the named ones; for ``"auto"``, every
-    view when the outputs are :func:`fractional_doubles`."""
+    False or None; :data:`DEFAULT_BIT_FEATURES` for ``"all"`` or True, and for ``"auto"``
+    when the outputs are :func:`fractional_doubles`; else the named ones."""
     choice = check_bit_features(choice)
     if choice in (None, False, "off", "none"):
         return ()
     if choice == "auto" and not fractional_doubles(o1, o2):
         return ()
-    names = BIT_FEATURES if choice in ("auto", "all", True) else choice
+    names = DEFAULT_BIT_FEATURES if choice in ("auto", "all", True) else choice
     lattice = input_lattice(x, x2)
     return tuple(BitView(f, lattice=lattice) if f == "residue" else BitView(f)
                  for f in names)
