@@ -204,11 +204,17 @@ def _boxed(mech, name: str):
 def black_boxes(quick: bool, seed: int) -> None:
     n_sel, n_fin = (10_000, 50_000) if quick else (20_000, 100_000)
     n_conf = 1 << (18 if quick else 20)
+    # one search budget for every row (OpenDP samples at about 40 µs per output, so the
+    # default black-box sizes, up to 2^22 selection samples per finalist, would take hours)
+    budget = {"iterations": 4, "n_cap": 1 << 12, "n_select": 1 << (16 if quick else 18),
+              "finalists": 4, "n_confirm": n_conf}
     header("6. classifier attacks with float-exact features on black boxes (no declared "
            "sampler)")
     print(f"detect: fixed sizes, {n_sel:,} selection and {n_fin:,} final samples per input, "
-          "D = [0] vs [1] both ways, α = 0.05; search: pairs and events found by the attack, "
-          f"then {n_conf:,} fresh samples per input certify ε ≥ L (90% confidence). "
+          "D = [0] vs [1] both ways, α = 0.05; search: pairs and events found by the attack "
+          f"(4 random pairs and 4 local moves, {budget['n_cap']:,} samples per screened pair, "
+          f"4 finalists, at most {budget['n_select']:,} selection samples each), then "
+          f"{n_conf:,} fresh samples per input certify ε ≥ L (90% confidence). "
           "'real': the real-number features alone (float_features='off'); 'float': "
           "granularity (exponent and ulp-grid position), low 4 mantissa bits, residue against "
           "the inputs' lattice ('auto' when the outputs are fractional doubles, 'all' to force "
@@ -243,8 +249,7 @@ def black_boxes(quick: bool, seed: int) -> None:
             det = privet.detect(mech, inputs=[([0.0], [1.0]), ([1.0], [0.0])],
                                 n_select=n_sel, n_final=n_fin, seed=seed, sequential=False,
                                 float_features=which)
-            b = privet.search(mech, seed=seed, iterations=4, n_confirm=n_conf,
-                              float_features=which)
+            b = privet.search(mech, seed=seed, float_features=which, **budget)
             cpu = time.process_time() - t[1]
             feat = {"off": "real", "auto": "float", "all": "float*"}[which]
             dv = det.verdict if len(det.verdict) <= 34 else det.verdict[:33] + "…"

@@ -94,6 +94,7 @@ def test_a_score_on_a_view_is_an_event_that_serializes_and_describes_itself():
     assert back.describe() == event.describe()
     neg = Threshold(Bits(view, table).negated(), -3.0, 0.0)
     assert neg.contains(out).tolist() == [False, False, True, True]
+    assert neg.describe() == "granularity(ω) ∉ {-54, -55}"  # scores below 3: the rest
 
 
 def test_detect_finds_the_porous_black_box_only_with_the_float_features():

@@ -76,6 +76,11 @@ class Threshold(Event):
             f" (outputs scoring exactly {t:.4g} with probability {self.tie:.3g})"
         if isinstance(score, Table) and self.tie in (0.0, 1.0):
             return score.event_text(t, strict=self.tie == 0.0)
+        if isinstance(score, Negated) and isinstance(score.inner, Table) \
+                and self.tie in (0.0, 1.0):
+            # -s >= t is s <= -t: the complement of the outputs scoring above -t
+            text = score.inner.event_text(-t, strict=self.tie > 0.0)
+            return text.replace("∈", "\0", 1).replace("∉", "∈", 1).replace("\0", "∉", 1)
         op = "≥" if self.tie > 0 else ">"
         if isinstance(score, Stat) and score.sign < 0:
             flip = {"≥": "≤", ">": "<"}[op]
