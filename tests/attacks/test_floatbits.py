@@ -135,3 +135,11 @@ def test_search_certifies_a_finite_bound_above_the_claim():
     assert math.isfinite(b.value) and b.value > 2.0
     assert b.violates and b.confidence == 0.9
     assert "(ω" in b.witness.event
+
+
+def test_the_command_line_names_the_flag_of_an_unknown_feature(capsys):
+    from privet.cli import main
+
+    assert main(["detect", "floats.laplace", "--float-features", "mantissa"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--float-features" in err and "granularity" in err and err.count("\n") == 0

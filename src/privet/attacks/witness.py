@@ -84,9 +84,9 @@ class Budget:
     models ('table', 'bins', 'logistic', 'mlp', 'stats'; the ones that do not apply to the
     outputs are skipped), the neural network for the first ``mlp_finalists`` only;
     ``float_features``: the float-exact views the models are also fitted on
-    (:func:`~privet.attacks.features.bit_views`: ``"auto"`` -- every view when the outputs
-    are fractional doubles and the mechanism has no Replay; ``"all"``, ``"off"`` or
-    feature names)."""
+    (:func:`~privet.attacks.features.bit_views`: ``"auto"`` -- granularity, low bits and
+    residue when the outputs are fractional doubles and the mechanism has no Replay;
+    ``"all"``, ``"off"`` or feature names)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
