@@ -17,6 +17,14 @@ from .options import add_common_options
 __all__ = ["add_cli", "render", "run_cli", "summary_table", "trace_table"]
 
 
+def _estimate(v) -> str:
+    """The search's own (uncertified) estimate; an event unseen under D2 in the selection
+    sample reads as such, not as ε = ∞ (only the exact checks certify ∞)."""
+    if v is not None and v == float("inf"):
+        return "unbounded on the selection sample (an estimate, not certified)"
+    return fmt_num(v)
+
+
 def summary_table(b: Bound) -> Fit:
     """The bound, the verdict and the witness (D1, D2, event E, counts or probabilities)."""
     rows: list[list[Any]] = [
@@ -32,7 +40,7 @@ def summary_table(b: Bound) -> Fit:
     w = b.witness
     if w is not None:
         rows += [["D1", fmt_vec(w.d1)], ["D2", fmt_vec(w.d2)], ["event E", w.event],
-                 ["search estimate of ε", fmt_num(b.details.get("search_estimate"))],
+                 ["search estimate of ε", _estimate(b.details.get("search_estimate"))],
                  ["confirmation", str(w.details.get("method", ""))]]
         if w.probabilities is not None:
             rows.append(["P[M(D1) ∈ E], P[M(D2) ∈ E]",
