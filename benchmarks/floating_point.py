@@ -253,7 +253,7 @@ def black_boxes(quick: bool, seed: int) -> None:
             cpu = time.process_time() - t[1]
             feat = {"off": "real", "auto": "float", "all": "float*"}[which]
             dv = det.verdict if len(det.verdict) <= 34 else det.verdict[:33] + "…"
-            cert = (f"ε ≥ {b.value:.3g} (90%)" + (" > claim" if b.violates else "")
+            cert = (f"ε ≥ {b.value:.4g} (90%)" + (" > claim" if b.violates else "")
                     if b.witness is not None else "none")
             print(f"{label:<58} {feat:<8} {dv:<34} {cert:<26} {n_conf:>9,} {cpu:>7.1f}")
             ev = b.witness.event if b.witness is not None and b.violates else None
