@@ -45,8 +45,9 @@ import numpy as np
 from ..core import bits
 from ..core.errors import MechanismError, ParameterError
 
-__all__ = ["BIT_FEATURES", "BitView", "FeatureMap", "bit_views", "check_bit_features",
-           "fit_features", "input_lattice", "rows_of", "shape_error"]
+__all__ = ["BIT_FEATURES", "DEFAULT_BIT_FEATURES", "BitView", "FeatureMap", "bit_views",
+           "check_bit_features", "fit_features", "fractional_doubles", "input_lattice",
+           "rows_of", "shape_error"]
 
 MAX_CATEGORIES = 12   # a column with at most this many distinct values is categorical
 POINT_MASS = 0.01     # a numeric value holding this share of a column is a flag
