@@ -462,12 +462,9 @@ def generate_inputs(mech: Mechanism, inputs: Iterable | None = None,
         return [(a, b, p, dict(fixed)) for a, b, p in raw], "defaults", notes
     if mech.supports("ops"):
         try:
-            planned = []
-            cache: dict = {}  # symbolic runs per input, solutions per distinct problem
-            for a, b, p in raw:
-                plan = tr.maxsmt_args(mech, a, b, fixed, cache=cache)
-                planned.append((a, b, p, plan.args))
-            return planned, "maxsmt", notes
+            plans = tr.maxsmt_pairs(mech, [(a, b) for a, b, _ in raw], fixed)
+            return [(a, b, p, plan.args) for (a, b, p), plan in zip(raw, plans)], "maxsmt", \
+                notes
         except PrivetError as err:
             notes.append(f"argument tracing failed, using a grid: {err}")
     grid = tr.grid_args(mech, fixed)
