@@ -167,7 +167,7 @@ class Session:
 
     # -- sampling ---------------------------------------------------------------------------
     def _seed(self, *key: int) -> np.random.SeedSequence:
-        return np.random.SeedSequence(np.random.SeedSequence(self.seed).entropy, spawn_key=key)
+        return np.random.SeedSequence(self.seed, spawn_key=key)  # entropy of an int is itself
 
     def _draw(self, s: Source, n: int, key: tuple, label: str) -> np.ndarray:
         """``n`` outputs of ``s`` reduced to its plan's flat histogram (seed stream ``key``);
