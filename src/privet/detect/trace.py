@@ -436,9 +436,9 @@ def input_conditions(mech: Mechanism, xs: Sequence[Any], fixed: Mapping[str, Any
     out: dict = {}
     for (shape, kind), members in groups.items():
         items = list(members.items())
+        concrete = branch_conditions(mech, items[0][1], fixed)  # raises if untraceable
         shared = _shared_conditions(mech, shape, kind, fixed) if len(items) > 1 else None
-        if shared is not None and not _same(z3, shared(items[0][1]),
-                                            branch_conditions(mech, items[0][1], fixed)):
+        if shared is not None and not _same(z3, shared(items[0][1]), concrete):
             shared = None
         for k, x in items:
             out[k] = shared(x) if shared is not None else branch_conditions(mech, x, fixed)
