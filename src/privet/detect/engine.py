@@ -4,8 +4,9 @@ A :class:`Session` does the expensive work once per mechanism and input list:
 
 1. input generation (Algorithm 4): neighbor patterns (Table 1, both orientations) and
    arguments (least noise for ``noise_args``, MaxSMT over a
-   :class:`~privet.detect.trace.Trace` for the others, a small grid when the mechanism
-   cannot be traced);
+   :class:`~privet.detect.trace.Trace` for the others, all pairs solved together by
+   :func:`~privet.detect.trace.maxsmt_pairs`, a small grid when the mechanism cannot be
+   traced);
 2. a pilot sample per input fixes the output schema and the event search space
    (:mod:`privet.detect.space`);
 3. selection samples are reduced to histograms: in the sequential design (default) the

@@ -6,9 +6,12 @@ sets samples to 0) and records the draw. Arguments may be z3 terms: they are han
 mechanism as 0-d NumPy object arrays, so ordinary NumPy arithmetic builds z3 expressions,
 and the ``"symbolic"`` :mod:`privet.ops` backend registered here turns comparisons into z3
 Booleans and records each one (in call order) on the running trace. Running the same
-mechanism on D1 and D2 gives two lists of branch conditions; :func:`maxsmt_args` asks z3's
-``Optimize`` to satisfy as many diverging constraints ``c1 xor c2`` as possible (soft
-constraints, one per branch), as in ArgumentGenerator of Algorithm 4.
+mechanism on D1 and D2 gives two lists of branch conditions; :func:`maxsmt_pairs` finds
+the arguments that satisfy as many diverging constraints ``c1 xor c2`` as possible (MaxSMT,
+as in ArgumentGenerator of Algorithm 4), for all input pairs at once: the inputs of one
+shape share one symbolic run, and the argument space's cells (the feasible truth
+assignments of all the conditions) are enumerated once, so each pair's exact optimum is a
+vectorized count.
 
 Arguments that control the noise scale (``mech.noise_args``) are not symbolic: each is set
 to the value of its range that gives the least noise, measured by running the mechanism under
