@@ -119,3 +119,16 @@ def test_mechanism_branching_on_the_input_is_traced_input_by_input():
         assert tr._same(z3, c, tr.branch_conditions(branches_on_input, x, {}))
     planned, path, _ = generate_inputs(branches_on_input)
     assert path == "maxsmt"
+
+
+@privet.mechanism(epsilon=1.0, args={"T": 0.0}, arg_ranges={"T": (-1.0, 3.0)},
+                  output=privet.Output.categorical((0, 1), length=None))
+def strictly_above(noise, x, *, epsilon, T=0.0):
+    """A strict comparison: z3 writes x > T as Not(x <= T)."""
+    return ops.where(ops.gt(x + noise.laplace(1 / epsilon, x.shape), T), 1, 0)
+
+
+def test_negated_comparisons_are_centred_too():
+    # the branches diverge for 1 <= T < 2; the centre is 1.5, not a boundary or a tie
+    plan = maxsmt_args(strictly_above, np.ones(5), np.full(5, 2.0), {})
+    assert plan.args["T"] == 1.5

@@ -691,12 +691,17 @@ def _center(z3, syms, hard, truths, timeout_ms, margins: dict) -> dict | None:
 
 
 def _margin_atom(z3, c, slack, truth):
-    """``lhs - rhs >= slack`` (or ``<= -slack``) for a comparison atom; None otherwise."""
+    """``lhs - rhs >= slack`` (or ``<= -slack``) for a comparison atom or its negation (z3's
+    simplifier writes ``a > b`` as ``Not(a <= b)``); None otherwise, and for a comparison
+    of if-then-else terms (a count of other branches, say): its difference jumps with those
+    branches, so it measures no distance in the arguments and would only cap the slack."""
+    if z3.is_not(c):
+        return _margin_atom(z3, c.arg(0), slack, not truth)
     if not z3.is_app(c) or c.num_args() != 2:
         return None
     k = c.decl().kind()
     lhs, rhs = c.arg(0), c.arg(1)
-    if not (z3.is_arith(lhs) and z3.is_arith(rhs)):
+    if not (z3.is_arith(lhs) and z3.is_arith(rhs)) or _has_ite(z3, c, {}):
         return None
     diff = z3.ToReal(lhs) - z3.ToReal(rhs) if (lhs.is_int() and rhs.is_int()) else lhs - rhs
     if k in (z3.Z3_OP_GE, z3.Z3_OP_GT):
@@ -704,6 +709,15 @@ def _margin_atom(z3, c, slack, truth):
     if k in (z3.Z3_OP_LE, z3.Z3_OP_LT):
         return diff <= -slack if truth else diff >= slack
     return None
+
+
+def _has_ite(z3, term, seen: dict) -> bool:
+    """Whether ``term`` contains an if-then-else."""
+    tid = term.get_id()
+    if tid not in seen:
+        seen[tid] = z3.is_app_of(term, z3.Z3_OP_ITE) or \
+            any(_has_ite(z3, c, seen) for c in term.children())
+    return seen[tid]
 
 
 def _z3_number(val: Any, default: Any) -> Any:
