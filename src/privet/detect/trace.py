@@ -391,15 +391,10 @@ def _symbolic_setup(mech: Mechanism, fixed: Mapping[str, Any]) -> tuple[dict, di
     return base, syms, hard
 
 
-def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any],
-                      cache: dict | None = None) -> list:
+def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any]) -> list:
     """The z3 branch conditions of ``mech`` on ``x`` with the symbolic arguments of
-    :func:`maxsmt_args` (one symbolic run; ``cache``, keyed by the input, shares it between
-    the pairs an input belongs to)."""
+    :func:`maxsmt_pairs` (one symbolic run)."""
     z3 = _z3()
-    key = (np.asarray(x).tobytes(), np.asarray(x).shape, repr(sorted(fixed.items())))
-    if cache is not None and key in cache:
-        return cache[key]
     base, syms, _ = _symbolic_setup(mech, fixed)
     sym_args = dict(base)
     for name, var in syms.items():
@@ -411,10 +406,7 @@ def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any],
             f"mechanism {mech.name!r} cannot be traced with symbolic arguments "
             f"({type(err).__name__}: {err})."
         ) from err
-    conds = [c for c in trace.conditions if isinstance(c, z3.BoolRef)]
-    if cache is not None:
-        cache[key] = conds
-    return conds
+    return [c for c in trace.conditions if isinstance(c, z3.BoolRef)]
 
 
 def input_conditions(mech: Mechanism, xs: Sequence[Any], fixed: Mapping[str, Any]
@@ -443,7 +435,8 @@ def input_conditions(mech: Mechanism, xs: Sequence[Any], fixed: Mapping[str, Any
         shared = _shared_conditions(mech, shape, kind, fixed) if len(items) > 1 else None
         if shared is not None and not _same(z3, shared(items[0][1]), concrete):
             shared = None
-        for k, x in items:
+        out[items[0][0]] = shared(items[0][1]) if shared is not None else concrete
+        for k, x in items[1:]:
             out[k] = shared(x) if shared is not None else branch_conditions(mech, x, fixed)
     return [out[key(x)] for x in checked]
 
