@@ -46,6 +46,7 @@ from .examples import (
 )
 from .findexpr import (
     Evaluator,
+    ExampleTest,
     Scored,
     Verification,
     final_check,
@@ -268,15 +269,15 @@ def synth(
     # -- verify: every candidate of the top band, in rank order ----------------------------------
     t0 = time.perf_counter()
     checked: list[tuple[Scored, Verification]] = []
-    recheck = Evaluator(sketch, settings, examples, m=verify_n[1], seed=seed + 99_991)
+    retest = ExampleTest(sketch, settings, examples, verify_n[1], seed=seed + 99_991)
     band = ranked[:verify_band(ranked, k_top, max_verify)]
     accepted = 0
     try:
         for i, sc in enumerate(band):
             bar.update(f"verify {i + 1}/{len(band)}: {sc.describe()}")
             v = verify(sketch, sc.exprs, settings, tester=ver_tester, seed=seed + 17 * i,
-                       use_detect=use_detect_verify, n=verify_n, recheck=recheck,
-                       ranker=evaluator, m_suspect=5 * verify_n[1], executor=executor)
+                       use_detect=use_detect_verify, n=verify_n, examples=retest,
+                       test=not use_detect_verify, executor=executor)
             if v.passed and v.method != "exact" and use_detect_verify:
                 bar.update(f"final check {accepted + 1}: {sc.describe()} (privet.detect)")
                 full = final_check(sketch, sc.exprs, settings, seed=seed + 31 * i + 5,
@@ -389,11 +390,10 @@ def _noopt(sketch: Sketch, settings, examples, init_seconds: float, m_rank: int,
     ranked, timed_out = rank(evaluator, cands, budget)
     t_enum = time.perf_counter() - t0
     t1 = time.perf_counter()
-    recheck = Evaluator(sketch, settings, examples, m=verify_n[1], seed=seed + 99_991)
+    retest = ExampleTest(sketch, settings, examples, verify_n[1], seed=seed + 99_991)
     checked = [] if timed_out else [
         (sc, verify(sketch, sc.exprs, settings, tester=ver_tester, seed=seed + 17 * i,
-                    use_detect=use_detect, n=verify_n, recheck=recheck, ranker=evaluator,
-                    m_suspect=5 * verify_n[1], executor=executor))
+                    use_detect=use_detect, n=verify_n, examples=retest, executor=executor))
         for i, sc in enumerate(ranked[:k_top])]
     t_verify = time.perf_counter() - t1
     comps, _ = _completions(sketch, settings, ranked, checked, use_detect) if checked \
