@@ -165,11 +165,15 @@ def synth(
     candidates and every candidate with no violated example whose loss is tight (so a tight
     answer cannot be lost by ranking), at most ``max_verify``, and stops once ``ranks``
     completions are accepted and the next candidate does not tie the last one (same
-    violations, tightness class and noise magnitude). When the verifier is
-    ``privet.detect`` (tester "auto" with detect installed, or "detect"), a completion that
-    passes is accepted only after the final check, ``privet.detect`` at its own full sample
-    sizes at every setting (:func:`~privet.synth.findexpr.final_check`), whatever
-    ``verify_n`` was.
+    violations, tightness class and noise magnitude). Each candidate's examples are re-tested
+    group-sequentially on fresh samples (looks at ``verify_n[1]``, 4x and 16x that per input,
+    :class:`~privet.synth.findexpr.ExampleTest`). When the verifier is ``privet.detect``
+    (tester "auto" with detect installed, or "detect"), a completion that passes is accepted
+    only after the final check, ``privet.detect`` at its own full sample sizes at every
+    setting (:func:`~privet.synth.findexpr.final_check`), whatever ``verify_n`` was;
+    otherwise the internal tester runs at ``verify_n``. Each of the two checks rejects a
+    completion whose privacy loss is at most ε with probability at most α = 0.05 (per
+    completion; one strictly below ε far less often, see :mod:`privet.synth.findexpr`).
     """
     if executor is not None and not isinstance(executor, Borrowed):
         ex = get_executor(executor)
