@@ -336,7 +336,7 @@ def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str
         ex, p_ex, looks = examples.run(exprs)
         if ex is not None:
             return Verification(False, "examples", p_ex, None,
-                                dataclasses.replace(ex, source="re-test"),
+                                dataclasses.replace(ex, p_value=p_ex, source="re-test"),
                                 f"violates an example at look {looks}: {examples.describe()}",
                                 time.perf_counter() - t0)
     if not test:
