@@ -169,3 +169,30 @@ def test_region_traces_the_whole_boundary_of_coupled_holes():
     assert np.all(np.abs(1 / pts[:, 0] + 1 / pts[:, 1] - 1) < 0.15)
     chosen = spread(pts, 8)
     assert len(chosen) == 8 and chosen[:, 0].min() < 1.6 and chosen[:, 0].max() > 4
+
+
+def test_sequential_example_retest_rejects_a_near_miss_and_keeps_a_tight_answer():
+    """x + Lap(c), x in {0, 1}, E = (1.5, inf]: P1/P2 = e^(1/c) exactly.
+
+    c = 0.9/ε is (1.11 ε)-DP: at the last look (32,000 runs per input) N = c1 + c2 ~ 12,000
+    and the conditional binomial z-score of the excess is ~ (0.752 - 0.731) sqrt(N) /
+    sqrt(0.731 x 0.269) ~ 5.2, against a level of 15α/16/2 (z ~ 2.2): rejected with
+    probability > 0.998. c = 1.05/ε is (0.95 ε)-DP: its z-score drifts to ~ -2.5 at the last
+    look (N ~ 13,800) and to ~ -0.6 at the first (N ~ 860, level α/256/2, z ~ 3.5): a
+    rejection would need a 4-sigma excursion at every look."""
+    from privet.synth.findexpr import ExampleTest
+
+    @sketch(holes=("h",), length=1, epsilon=1.0)
+    def one(noise, x, *, epsilon):
+        return x[0] + noise.hole("h")
+
+    ex = Example(0, (1.0,), (0.0,), privet.events.Interval(1.5, math.inf), 0.5, 1.0, (1.0,))
+    inv = Factor("inv_epsilon", "1/ε", lambda n, a: 1.0 / a["epsilon"])
+    g = Grammar(coefficients=(0.9, 1.05), factors=((inv, (1,)),), bottom=False)
+    near_miss, tight = g.vectors(1)
+    test = ExampleTest(one, [one.gamma()], [ex], 2_000, seed=5)
+    assert test.design.looks == (2_000, 8_000, 32_000)
+    bad, p_bad, _ = test.run(near_miss)
+    assert bad is not None and p_bad <= 0.05
+    good, p_good, looks = test.run(tight)
+    assert good is None and p_good > 0.05

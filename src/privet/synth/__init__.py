@@ -46,6 +46,7 @@ from .examples import (
 )
 from .findexpr import (
     Evaluator,
+    ExampleTest,
     Scored,
     Verification,
     final_check,
@@ -164,11 +165,15 @@ def synth(
     candidates and every candidate with no violated example whose loss is tight (so a tight
     answer cannot be lost by ranking), at most ``max_verify``, and stops once ``ranks``
     completions are accepted and the next candidate does not tie the last one (same
-    violations, tightness class and noise magnitude). When the verifier is
-    ``privet.detect`` (tester "auto" with detect installed, or "detect"), a completion that
-    passes is accepted only after the final check, ``privet.detect`` at its own full sample
-    sizes at every setting (:func:`~privet.synth.findexpr.final_check`), whatever
-    ``verify_n`` was.
+    violations, tightness class and noise magnitude). Each candidate's examples are re-tested
+    group-sequentially on fresh samples (looks at ``verify_n[1]``, 4x and 16x that per input,
+    :class:`~privet.synth.findexpr.ExampleTest`). When the verifier is ``privet.detect``
+    (tester "auto" with detect installed, or "detect"), a completion that passes is accepted
+    only after the final check, ``privet.detect`` at its own full sample sizes at every
+    setting (:func:`~privet.synth.findexpr.final_check`), whatever ``verify_n`` was;
+    otherwise the internal tester runs at ``verify_n``. Each of the two checks rejects a
+    completion whose privacy loss is at most ε with probability at most α = 0.05 (per
+    completion; one strictly below ε far less often, see :mod:`privet.synth.findexpr`).
     """
     if executor is not None and not isinstance(executor, Borrowed):
         ex = get_executor(executor)
@@ -268,15 +273,15 @@ def synth(
     # -- verify: every candidate of the top band, in rank order ----------------------------------
     t0 = time.perf_counter()
     checked: list[tuple[Scored, Verification]] = []
-    recheck = Evaluator(sketch, settings, examples, m=verify_n[1], seed=seed + 99_991)
+    retest = ExampleTest(sketch, settings, examples, verify_n[1], seed=seed + 99_991)
     band = ranked[:verify_band(ranked, k_top, max_verify)]
     accepted = 0
     try:
         for i, sc in enumerate(band):
             bar.update(f"verify {i + 1}/{len(band)}: {sc.describe()}")
             v = verify(sketch, sc.exprs, settings, tester=ver_tester, seed=seed + 17 * i,
-                       use_detect=use_detect_verify, n=verify_n, recheck=recheck,
-                       ranker=evaluator, m_suspect=5 * verify_n[1], executor=executor)
+                       use_detect=use_detect_verify, n=verify_n, examples=retest,
+                       test=not use_detect_verify, executor=executor)
             if v.passed and v.method != "exact" and use_detect_verify:
                 bar.update(f"final check {accepted + 1}: {sc.describe()} (privet.detect)")
                 full = final_check(sketch, sc.exprs, settings, seed=seed + 31 * i + 5,
@@ -389,11 +394,10 @@ def _noopt(sketch: Sketch, settings, examples, init_seconds: float, m_rank: int,
     ranked, timed_out = rank(evaluator, cands, budget)
     t_enum = time.perf_counter() - t0
     t1 = time.perf_counter()
-    recheck = Evaluator(sketch, settings, examples, m=verify_n[1], seed=seed + 99_991)
+    retest = ExampleTest(sketch, settings, examples, verify_n[1], seed=seed + 99_991)
     checked = [] if timed_out else [
         (sc, verify(sketch, sc.exprs, settings, tester=ver_tester, seed=seed + 17 * i,
-                    use_detect=use_detect, n=verify_n, recheck=recheck, ranker=evaluator,
-                    m_suspect=5 * verify_n[1], executor=executor))
+                    use_detect=use_detect, n=verify_n, examples=retest, executor=executor))
         for i, sc in enumerate(ranked[:k_top])]
     t_verify = time.perf_counter() - t1
     comps, _ = _completions(sketch, settings, ranked, checked, use_detect) if checked \

@@ -17,11 +17,24 @@ near-misses whose loss exceeds ε by less than the tests can resolve (for SVT/Ab
 (2|q|/ε, 2/ε) is non-private by 5-10% and looks "tighter" than (2/ε, 4/ε)); magnitude is the
 paper's accuracy proxy and it separates them.
 
-The top 5 x #locations are then checked with ``privet.detect`` at the target ε (or the
-internal tester when detect is unavailable) at every setting, on fresh and larger samples
-against every example of Ex ∪ Ex_test, and on 500,000 samples against the examples where
-the candidate's estimated loss came within 20% of ε; exactly (enumeration over the example
-pairs) when every hole draws discrete noise.
+The top band (at least 5 x #locations) is then checked at the target ε (γ) and at every
+setting: exactly (enumeration over the example pairs) when every hole draws discrete noise;
+otherwise by the group-sequential re-test of Ex ∪ Ex_test on fresh samples
+(:class:`ExampleTest`) and then ``privet.detect`` (or the internal tester when detect is
+unavailable).
+
+What the checks control: each check is a test of H0 "the completion's privacy loss is at
+most ε" at level α = 0.05 *per completion* (Bonferroni over the examples and the settings,
+a union bound over the looks of a sequential test). A completion whose loss is at most ε
+is therefore rejected with probability at most α by each check: 2α in all for the example
+re-test followed by ``privet.detect`` (the final check, at detect's own level so that no
+ranked completion is one detect rejects). The re-test spends most of its α at its last,
+largest look (16x the first), where the p-value of an example whose loss is strictly below
+ε concentrates near 1: a tight textbook answer (loss 0.98ε on its examples) is rejected far
+less often than α, while a near-miss (loss a few % above ε) is rejected with growing power.
+The band is not corrected as a family (Holm over its candidates): each completion is its own
+hypothesis, the error that costs a rank is the false rejection of that one completion, and
+a band-wide correction would divide the level by up to 60 and let near-misses through.
 """
 
 from __future__ import annotations
@@ -31,11 +44,13 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ..core.noise import Sampler
+from ..stats.sequential import ACCEPT, REJECT, Design, clearly_below, decide
 from .examples import Example, Tester, example_pairs
 from .grammar import Expr
 from .quicktest import p_value
@@ -44,7 +59,9 @@ from .sketch import Sketch, _args
 RADIUS = 3.0
 ALPHA = 0.05
 TIGHT = 0.7
-SUSPECT = 0.8
+CHUNK = 200_000         # runs per side drawn at once by an Evaluator (bounds the memory)
+LOOKS = 3               # looks of the sequential example re-test ...
+GROWTH = 4              # ... each 4x the previous (twice the drift of a strictly-below loss)
 
 
 @dataclass
@@ -121,24 +138,20 @@ class Evaluator:
             return hit
         args = _args(self.settings[s])
         ss = np.random.SeedSequence([self.seed, g])
-        r1, r2 = (np.random.default_rng(x) for x in ss.spawn(2))
-        o1 = self.sketch.run(Sampler(r1, self.m), np.asarray(d1, float), args, scales)
-        o2 = self.sketch.run(Sampler(r2, self.m), np.asarray(d2, float), args, scales)
-        self.runs += 2
-        c1 = np.array([np.count_nonzero(e.event.contains(o1)) for e in exs])
-        c2 = np.array([np.count_nonzero(e.event.contains(o2)) for e in exs])
+        # one sample of m runs per side (the streams of m <= CHUNK), or m in chunks
+        chunks = [(ss, self.m)] if self.m <= CHUNK else \
+            list(zip(ss.spawn(-(-self.m // CHUNK)), _split(self.m, CHUNK)))
+        c1 = np.zeros(len(exs), dtype=np.int64)
+        c2 = np.zeros(len(exs), dtype=np.int64)
+        for seq, size in chunks:
+            r1, r2 = (np.random.default_rng(x) for x in seq.spawn(2))
+            o1 = self.sketch.run(Sampler(r1, size), np.asarray(d1, float), args, scales)
+            o2 = self.sketch.run(Sampler(r2, size), np.asarray(d2, float), args, scales)
+            c1 += [np.count_nonzero(e.event.contains(o1)) for e in exs]
+            c2 += [np.count_nonzero(e.event.contains(o2)) for e in exs]
+        self.runs += 2 * len(chunks)
         self.cache[key] = (c1, c2)
         return c1, c2
-
-    def example_losses(self, exprs: Sequence[Expr]) -> list[tuple[Example, float]]:
-        """Each example with the candidate's estimated |log L| / ε there (cached counts)."""
-        out = []
-        for g, ((s, _, _), exs) in enumerate(self.groups):
-            setting = self.settings[s]
-            c1, c2 = self._counts(g, concrete(exprs, setting))
-            loss = np.abs(np.log((c1 + 0.5) / (c2 + 0.5))) / float(setting["epsilon"])
-            out.extend(zip(exs, loss.tolist()))
-        return out
 
     def score(self, exprs: Sequence[Expr], stop_after: int = 2) -> Scored:
         """Rank evidence of ``exprs``; stops early once ``stop_after`` examples are violated
@@ -169,6 +182,86 @@ class Evaluator:
         tight = float(np.mean(list(per_setting.values()))) if per_setting else 0.0
         mag = float(sum(sum(concrete(exprs, st)) for st in self.settings))
         return Scored(exprs, len(violated), tight, mag, violated, per_setting)
+
+
+def _split(m: int, size: int) -> list[int]:
+    """``m`` as chunks of at most ``size``."""
+    return [size] * (m // size) + ([m % size] if m % size else [])
+
+
+class ExampleTest:
+    """The examples Ex ∪ Ex_test re-tested on fresh samples, group-sequentially.
+
+    Looks at ``first``, 4x, 16x ``first`` fresh runs per input (each look its own samples,
+    shared by all candidates: common random numbers and a cache per concrete scale vector).
+    At look k every example still open is tested (the conditional binomial p-value of
+    :mod:`~privet.synth.quicktest` in the worse direction, x 2 for the two directions and
+    x #examples, Bonferroni) against the level α_k of a power spending function α t²
+    (:class:`privet.stats.sequential.Design`, Kim and DeMets 1987): α/256 at the first look,
+    15α/256 at the second, 15α/16 at the last. An example is closed for futility once the
+    99.9% Clopper-Pearson bounds put its ratio below e^ε in both directions
+    (:func:`~privet.stats.sequential.clearly_below`); the test rejects at the first look
+    where some example falls below its level. Under H0 (loss ≤ ε on every example) the
+    rejection probability is at most α (union bound over the looks and the examples; the
+    futility stops only remove looks). An example whose true loss is strictly below ε has a
+    drift away from the rejection region growing like √m, so it is rejected far less often
+    than α at the large last look; one strictly above ε is rejected with power growing the
+    same way (a near-miss a few % above ε, which a fixed sample cannot tell from a tight
+    answer).
+    """
+
+    def __init__(self, sketch: Sketch, settings: Sequence[Mapping[str, Any]],
+                 examples: Sequence[Example], first: int, *, alpha: float = ALPHA,
+                 seed: int = 0, looks: int = LOOKS, growth: int = GROWTH):
+        sizes = tuple(int(first) * growth ** k for k in range(looks))
+        self.design = Design(sizes, alpha)
+        self.settings = list(settings)
+        self.n_examples = max(1, len(examples))
+        self.evaluators = [Evaluator(sketch, settings, examples, m=m, seed=seed + 7_919 * k)
+                           for k, m in enumerate(sizes)]
+
+    def describe(self) -> str:
+        looks = self.design.looks
+        return (f"{self.n_examples} examples of Ex ∪ Ex_test re-tested on fresh samples, "
+                f"group-sequential: looks at {looks[0]:,} to {looks[-1]:,} runs per input, "
+                f"α spent as α t², Bonferroni over the examples")
+
+    def run(self, exprs: Sequence[Expr]) -> tuple[Example | None, float, int]:
+        """(the violated example or None, the completion's p-value, the looks made).
+
+        The p-value is the smallest sequential p-value over the examples (each corrected
+        for the number of examples): at most α exactly when the test rejects."""
+        groups = self.evaluators[0].groups
+        open_ = [np.ones(len(exs), bool) for _, exs in groups]
+        prev = [np.ones(len(exs)) for _, exs in groups]
+        best: tuple[float, Example | None] = (1.0, None)
+        k = 0
+        for k, ev in enumerate(self.evaluators):
+            for g, ((s, _, _), exs) in enumerate(groups):
+                if not open_[g].any():
+                    continue
+                eps = float(self.settings[s]["epsilon"])
+                c1, c2 = ev._counts(g, concrete(exprs, self.settings[s]))
+                p = np.minimum(1.0, 2 * self.n_examples *
+                               np.minimum(p_value(c1, c2, eps), p_value(c2, c1, eps)))
+                for j in np.flatnonzero(open_[g]):
+                    step = decide(float(p[j]), self.design, k, float(prev[g][j]),
+                                  partial(_within, int(c1[j]), int(c2[j]), ev.m, eps))
+                    prev[g][j] = step.bonferroni
+                    if step.p_value < best[0]:
+                        best = (step.p_value, exs[j])
+                    if step.decision == REJECT:
+                        return exs[j], step.p_value, k + 1
+                    if step.decision == ACCEPT:
+                        open_[g][j] = False
+            if not any(o.any() for o in open_):
+                break
+        return None, best[0], k + 1
+
+
+def _within(c1: int, c2: int, m: int, eps: float) -> bool:
+    """The futility stop: the ratio is clearly below e^ε in both directions."""
+    return clearly_below(c1, c2, m, m, eps) and clearly_below(c2, c1, m, m, eps)
 
 
 def verify_band(ranked: Sequence[Scored], top: int, cap: int) -> int:
@@ -209,13 +302,14 @@ class Verification:
 
 def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str, Any]], *,
            tester: Tester, seed: int = 0, alpha: float = ALPHA, use_detect: bool = False,
-           n: tuple[int, int] = (20_000, 100_000), recheck: Evaluator | None = None,
-           ranker: Evaluator | None = None, m_suspect: int = 500_000,
-           executor: Any = None) -> Verification:
+           n: tuple[int, int] = (20_000, 100_000), examples: ExampleTest | None = None,
+           test: bool = True, executor: Any = None) -> Verification:
     """Check a completion: exact enumeration when every hole is discrete (and bounded), else
-    a re-test of the examples on fresh samples (``recheck``) and ``privet.detect``
-    (``use_detect``) or the internal tester at the target ε (γ) and at every varied setting
-    of Ex_test (the expressions are symbolic, so one ε proves nothing about another).
+    the group-sequential re-test of the examples on fresh samples (``examples``) and, when
+    ``test``, ``privet.detect`` (``use_detect``) or the internal tester at the target ε (γ)
+    and at every varied setting of Ex_test (the expressions are symbolic, so one ε proves
+    nothing about another). ``test=False`` when :func:`final_check` follows (it is the same
+    test at full sizes: a second one at reduced sizes would add its α of false alarms).
     ``executor`` is passed to ``privet.detect`` (its sample-and-reduce chunks; the p-values
     do not depend on it); the re-tests and the internal tester run in this process."""
     t0 = time.perf_counter()
@@ -237,25 +331,18 @@ def verify(sketch: Sketch, exprs: Sequence[Expr], settings: Sequence[Mapping[str
         return Verification(ok, "exact", None, per.get(0), ex,
                             "exact over the representative pairs: " + detail,
                             time.perf_counter() - t0)
-    checks = []
-    if recheck is not None:
-        checks.append((recheck, "violates an example of Ex ∪ Ex_test on fresh samples"))
-    if ranker is not None:
-        # the examples where the candidate came near ε, re-tested on much larger samples:
-        # a near-miss (loss a few % above ε) needs them to be told apart from a tight one
-        suspects = [ex for ex, loss in ranker.example_losses(exprs) if loss >= SUSPECT]
-        if suspects:
-            checks.append((Evaluator(sketch, settings, suspects, m=m_suspect,
-                                     seed=seed + 4242),
-                           f"violates one of its {len(suspects)} nearest examples on "
-                           f"{m_suspect:,} fresh samples"))
-    for ev, text in checks:
-        scored = ev.score(exprs, stop_after=1)
-        if scored.violated:
-            ex, p = min(scored.violated, key=lambda t: t[1])
-            return Verification(False, "examples", p * ev.n_tests, None,
-                                dataclasses.replace(ex, p_value=p, source="re-test"), text,
+    p_ex = None
+    if examples is not None:
+        ex, p_ex, looks = examples.run(exprs)
+        if ex is not None:
+            return Verification(False, "examples", p_ex, None,
+                                dataclasses.replace(ex, p_value=p_ex, source="re-test"),
+                                f"violates an example at look {looks}: {examples.describe()}",
                                 time.perf_counter() - t0)
+    if not test:
+        return Verification(True, "examples", p_ex, None, None,
+                            examples.describe() if examples is not None else "",
+                            time.perf_counter() - t0)
     method = "detect" if use_detect else "test"
     return _test_settings(sketch, mech, exprs, settings, tester, use_detect, n, seed, alpha,
                           executor, f"{method} at", method, t0)
