@@ -132,10 +132,22 @@ class ProcessPool:
             return
         # before shutdown(), which forgets them; a running chunk is not waited for
         procs = list((getattr(self.pool, "_processes", None) or {}).values())
+        manager = getattr(self.pool, "_executor_manager_thread", None)
         self.pool.shutdown(wait=False, cancel_futures=True)
+        # Python < 3.14: once a worker is terminated, the pool's manager thread marks every
+        # pending future as failed, and raises (a thread traceback on stderr) on one that is
+        # already cancelled: forget those, stop the workers, and let the manager finish
+        # before anyone else cancels a future of this pool
+        items = getattr(self.pool, "_pending_work_items", None)
+        if isinstance(items, dict):
+            for key, item in list(items.items()):
+                if item.future.cancelled():
+                    items.pop(key, None)
         for proc in procs:
             if proc.is_alive():
                 proc.terminate()
+        if manager is not None and manager.is_alive():
+            manager.join(timeout=2.0)
 
 
 # -- Dask ------------------------------------------------------------------------------------
