@@ -1,5 +1,7 @@
 """Argument generation (Sec. 4.4.2): least noise for noise args, MaxSMT for the others."""
 
+import sys
+
 import numpy as np
 
 import privet
@@ -55,3 +57,78 @@ def test_symbolic_ops_backend_is_registered():
     with ops.semantics("symbolic"):
         assert ops.argmax(np.array([[1.0, 3.0, 2.0]])).tolist() == [1]
     assert Trace().semantics == "symbolic"
+
+
+def _pairs(mech):
+    from privet.detect.engine import _input_pairs
+
+    return [(a, b) for a, b, _ in _input_pairs(mech, None)]
+
+
+def test_shared_cell_enumeration_reaches_each_pairs_own_maxsmt_optimum(monkeypatch):
+    """The cells path must find, for every pair, as many diverging branches as a separate
+    z3 Optimize call (MAX_CELLS = 0 forces that path) -- both are exact MaxSMT optima."""
+    tr = sys.modules["privet.detect.trace"]  # privet.detect is the function
+
+    mech = get("statdp.isvt3")  # two symbolic arguments: T (Real) and N (Int)
+    pairs = _pairs(mech)[::3]
+    shared = tr.maxsmt_pairs(mech, pairs, {})
+    monkeypatch.setattr(tr, "MAX_CELLS", 0)
+    alone = tr.maxsmt_pairs(mech, pairs, {})
+    assert [p.satisfied for p in shared] == [p.satisfied for p in alone]
+    assert max(p.satisfied for p in shared) > 0
+    # and the centred arguments keep that optimum: the pair's branches at those values
+    import z3
+
+    for (d1, d2), plan in zip(pairs, shared):
+        at = [(z3.Real("T"), z3.RealVal(plan.args["T"])), (z3.Int("N"), z3.IntVal(plan.args["N"]))]
+        c1, c2 = ([z3.simplify(z3.substitute(c, *at)) for c in tr.branch_conditions(mech, d, {})]
+                  for d in (d1, d2))
+        assert sum(z3.is_true(a) != z3.is_true(b) for a, b in zip(c1, c2)) == plan.satisfied
+
+
+def test_one_symbolic_run_per_input_shape_gives_each_inputs_conditions():
+    """Conditions instantiated from the shared run are equivalent to a concrete run's."""
+    import z3
+
+    tr = sys.modules["privet.detect.trace"]  # privet.detect is the function
+
+    mech = get("statdp.svt")
+    xs = [x for pair in _pairs(mech) for x in pair]
+    shared = tr.input_conditions(mech, xs, {"N": 1})
+    for x, conds in list(zip(xs, shared))[::7]:
+        assert tr._same(z3, conds, tr.branch_conditions(mech, mech.domain.check(x), {"N": 1}))
+
+
+@privet.mechanism(epsilon=1.0, args={"T": 0.0}, arg_ranges={"T": (-1.0, 3.0)},
+                  output=privet.Output.categorical((0, 1), length=None))
+def branches_on_input(noise, x, *, epsilon, T=0.0):
+    """Branches in Python on a concrete input value: traceable per input, not shared."""
+    shift = 1.0 if float(x[0]) > 0.5 else 0.0
+    return ops.where(ops.ge(x + shift + noise.laplace(1 / epsilon, x.shape), T), 1, 0)
+
+
+def test_mechanism_branching_on_the_input_is_traced_input_by_input():
+    import z3
+
+    tr = sys.modules["privet.detect.trace"]  # privet.detect is the function
+
+    xs = [np.zeros(5), np.ones(5), np.full(5, 2.0)]
+    conds = tr.input_conditions(branches_on_input, xs, {})
+    for x, c in zip(xs, conds):
+        assert tr._same(z3, c, tr.branch_conditions(branches_on_input, x, {}))
+    planned, path, _ = generate_inputs(branches_on_input)
+    assert path == "maxsmt"
+
+
+@privet.mechanism(epsilon=1.0, args={"T": 0.0}, arg_ranges={"T": (-1.0, 3.0)},
+                  output=privet.Output.categorical((0, 1), length=None))
+def strictly_above(noise, x, *, epsilon, T=0.0):
+    """A strict comparison: z3 writes x > T as Not(x <= T)."""
+    return ops.where(ops.gt(x + noise.laplace(1 / epsilon, x.shape), T), 1, 0)
+
+
+def test_negated_comparisons_are_centred_too():
+    # the branches diverge for 1 <= T < 2; the centre is 1.5, not a boundary or a tie
+    plan = maxsmt_args(strictly_above, np.ones(5), np.full(5, 2.0), {})
+    assert plan.args["T"] == 1.5

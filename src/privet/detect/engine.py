@@ -4,8 +4,9 @@ A :class:`Session` does the expensive work once per mechanism and input list:
 
 1. input generation (Algorithm 4): neighbor patterns (Table 1, both orientations) and
    arguments (least noise for ``noise_args``, MaxSMT over a
-   :class:`~privet.detect.trace.Trace` for the others, a small grid when the mechanism
-   cannot be traced);
+   :class:`~privet.detect.trace.Trace` for the others, all pairs solved together by
+   :func:`~privet.detect.trace.maxsmt_pairs`, a small grid when the mechanism cannot be
+   traced);
 2. a pilot sample per input fixes the output schema and the event search space
    (:mod:`privet.detect.space`);
 3. selection samples are reduced to histograms: in the sequential design (default) the
@@ -167,7 +168,7 @@ class Session:
 
     # -- sampling ---------------------------------------------------------------------------
     def _seed(self, *key: int) -> np.random.SeedSequence:
-        return np.random.SeedSequence(np.random.SeedSequence(self.seed).entropy, spawn_key=key)
+        return np.random.SeedSequence(self.seed, spawn_key=key)  # entropy of an int is itself
 
     def _draw(self, s: Source, n: int, key: tuple, label: str) -> np.ndarray:
         """``n`` outputs of ``s`` reduced to its plan's flat histogram (seed stream ``key``);
@@ -462,12 +463,9 @@ def generate_inputs(mech: Mechanism, inputs: Iterable | None = None,
         return [(a, b, p, dict(fixed)) for a, b, p in raw], "defaults", notes
     if mech.supports("ops"):
         try:
-            planned = []
-            cache: dict = {}  # symbolic runs per input, solutions per distinct problem
-            for a, b, p in raw:
-                plan = tr.maxsmt_args(mech, a, b, fixed, cache=cache)
-                planned.append((a, b, p, plan.args))
-            return planned, "maxsmt", notes
+            plans = tr.maxsmt_pairs(mech, [(a, b) for a, b, _ in raw], fixed)
+            return [(a, b, p, plan.args) for (a, b, p), plan in zip(raw, plans)], "maxsmt", \
+                notes
         except PrivetError as err:
             notes.append(f"argument tracing failed, using a grid: {err}")
     grid = tr.grid_args(mech, fixed)

@@ -6,9 +6,12 @@ sets samples to 0) and records the draw. Arguments may be z3 terms: they are han
 mechanism as 0-d NumPy object arrays, so ordinary NumPy arithmetic builds z3 expressions,
 and the ``"symbolic"`` :mod:`privet.ops` backend registered here turns comparisons into z3
 Booleans and records each one (in call order) on the running trace. Running the same
-mechanism on D1 and D2 gives two lists of branch conditions; :func:`maxsmt_args` asks z3's
-``Optimize`` to satisfy as many diverging constraints ``c1 xor c2`` as possible (soft
-constraints, one per branch), as in ArgumentGenerator of Algorithm 4.
+mechanism on D1 and D2 gives two lists of branch conditions; :func:`maxsmt_pairs` finds
+the arguments that satisfy as many diverging constraints ``c1 xor c2`` as possible (MaxSMT,
+as in ArgumentGenerator of Algorithm 4), for all input pairs at once: the inputs of one
+shape share one symbolic run, and the argument space's cells (the feasible truth
+assignments of all the conditions) are enumerated once, so each pair's exact optimum is a
+vectorized count.
 
 Arguments that control the noise scale (``mech.noise_args``) are not symbolic: each is set
 to the value of its range that gives the least noise, measured by running the mechanism under
@@ -388,15 +391,10 @@ def _symbolic_setup(mech: Mechanism, fixed: Mapping[str, Any]) -> tuple[dict, di
     return base, syms, hard
 
 
-def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any],
-                      cache: dict | None = None) -> list:
+def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any]) -> list:
     """The z3 branch conditions of ``mech`` on ``x`` with the symbolic arguments of
-    :func:`maxsmt_args` (one symbolic run; ``cache``, keyed by the input, shares it between
-    the pairs an input belongs to)."""
+    :func:`maxsmt_pairs` (one symbolic run)."""
     z3 = _z3()
-    key = (np.asarray(x).tobytes(), np.asarray(x).shape, repr(sorted(fixed.items())))
-    if cache is not None and key in cache:
-        return cache[key]
     base, syms, _ = _symbolic_setup(mech, fixed)
     sym_args = dict(base)
     for name, var in syms.items():
@@ -408,73 +406,256 @@ def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any],
             f"mechanism {mech.name!r} cannot be traced with symbolic arguments "
             f"({type(err).__name__}: {err})."
         ) from err
-    conds = [c for c in trace.conditions if isinstance(c, z3.BoolRef)]
-    if cache is not None:
-        cache[key] = conds
-    return conds
+    return [c for c in trace.conditions if isinstance(c, z3.BoolRef)]
+
+
+def input_conditions(mech: Mechanism, xs: Sequence[Any], fixed: Mapping[str, Any]
+                     ) -> list[list]:
+    """:func:`branch_conditions` of every input in ``xs``, each distinct input traced once.
+
+    The inputs of one shape share one symbolic run where they can: the mechanism runs once
+    with z3 variables for the input entries as well as for the arguments, and each input's
+    conditions are that run's conditions on the arguments with the input's values
+    substituted (one z3 call per input instead of a run through NumPy object arrays). The
+    shared run is used only if, on the shape's first input, its conditions are equivalent
+    one by one to those of the concrete run (z3 proves it); otherwise (a mechanism that
+    branches on the input in Python, or records its conditions differently) every input
+    gets its own concrete run.
+    """
+    z3 = _z3()
+    checked = [mech.domain.check(x) for x in xs]
+    key = lambda x: (x.tobytes(), x.shape, x.dtype.str)  # noqa: E731
+    groups: dict = {}
+    for x in checked:
+        groups.setdefault((x.shape, x.dtype.kind), {}).setdefault(key(x), x)
+    out: dict = {}
+    for (shape, kind), members in groups.items():
+        items = list(members.items())
+        concrete = branch_conditions(mech, items[0][1], fixed)  # raises if untraceable
+        shared = _shared_conditions(mech, shape, kind, fixed) if len(items) > 1 else None
+        if shared is not None and not _same(z3, shared(items[0][1]), concrete):
+            shared = None
+        out[items[0][0]] = shared(items[0][1]) if shared is not None else concrete
+        for k, x in items[1:]:
+            out[k] = shared(x) if shared is not None else branch_conditions(mech, x, fixed)
+    return [out[key(x)] for x in checked]
+
+
+def _same(z3, a: list, b: list) -> bool:
+    """Whether two lists of conditions are equivalent entry by entry, for every value of
+    the arguments (one solver call: no assignment makes any pair differ). Constant entries
+    are left out: a branch that is constant on every input adds the same amount to every
+    assignment's MaxSMT score, so it changes no choice."""
+    a, b = ([c for c in x if not (z3.is_true(c) or z3.is_false(c))] for x in (a, b))
+    if len(a) != len(b):
+        return False
+    if not a:
+        return True
+    solver = z3.Solver()
+    solver.set("timeout", 2000)
+    solver.add(z3.Or([x != y for x, y in zip(a, b)]))
+    return solver.check() == z3.unsat
+
+
+def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[str, Any]):
+    """One symbolic run over symbolic inputs of ``shape``: a function from a concrete input
+    to its conditions on the arguments, or None when the mechanism cannot run that way."""
+    z3 = _z3()
+    if kind not in "iuf":
+        return None
+    base, syms, _ = _symbolic_setup(mech, fixed)
+    make, value = (z3.Int, lambda v: z3.IntVal(int(v))) if kind in "iu" else \
+        (z3.Real, lambda v: z3.RealVal(float(v)))
+    entries = [make(f"__x{i}") for i in range(int(np.prod(shape, dtype=np.int64)))]
+    x = np.empty(len(entries), dtype=object)
+    x[:] = entries
+    sym_args = dict(base)
+    for name, var in syms.items():
+        sym_args[name] = _obj(var)
+    try:
+        _, trace = run_trace(mech, x.reshape(shape), sym_args)
+    except Exception:
+        return None
+    on_args = {v.get_id() for v in syms.values()}
+    seen: dict = {}
+    conds = [c for c in trace.conditions
+             if isinstance(c, z3.BoolRef) and _mentions(z3, c, on_args, seen)]
+    if not conds:
+        return None
+    pack = z3.Function("__conds", *[z3.BoolSort()] * (len(conds) + 1))(*conds)
+
+    def instantiate(v: np.ndarray) -> list:
+        subs = [(e, value(a)) for e, a in zip(entries, np.asarray(v).ravel().tolist())]
+        return z3.simplify(z3.substitute(pack, *subs)).children()
+
+    return instantiate
+
+
+def _mentions(z3, term, names: set, seen: dict) -> bool:
+    """Whether ``term`` contains one of the constants whose ids are ``names``."""
+    tid = term.get_id()
+    if tid not in seen:
+        seen[tid] = tid in names if z3.is_const(term) else \
+            any(_mentions(z3, c, names, seen) for c in term.children())
+    return seen[tid]
+
+
+# more feasible truth assignments than this and the shared enumeration gives way to one
+# Optimize call per problem
+MAX_CELLS = 512
 
 
 def maxsmt_args(mech: Mechanism, d1: Any, d2: Any, fixed: Mapping[str, Any],
-                timeout_ms: int = 5000, cache: dict | None = None) -> ArgPlan:
-    """Arguments that make M(D1) and M(D2) diverge on as many branches as possible.
+                timeout_ms: int = 5000) -> ArgPlan:
+    """Arguments that make M(D1) and M(D2) diverge on as many branches as possible (one pair
+    of :func:`maxsmt_pairs`)."""
+    return maxsmt_pairs(mech, [(d1, d2)], fixed, timeout_ms)[0]
+
+
+def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mapping[str, Any],
+                 timeout_ms: int = 5000) -> list[ArgPlan]:
+    """ArgumentGenerator of Algorithm 4 (StatDP) for every input pair: one :class:`ArgPlan`
+    per ``(d1, d2)``.
 
     Each argument in :func:`symbolic_arg_names` becomes a z3 variable (Int when its default
     is an int, else Real), bounded by ``mech.arg_ranges`` when given. The mechanism runs
     under :class:`Trace` on D1 and on D2; branch i gives the soft constraint
-    ``c1_i xor c2_i``. After MaxSMT, a second ``Optimize`` call keeps the satisfied
-    branches' truth values and maximizes the margin of every recorded comparison, so the
-    arguments sit in the middle of their feasible region rather than on a tie (with zero
-    noise a tie is an accident of the trace, not of the mechanism). Raises
-    :class:`PrivetError` when the mechanism cannot be traced.
+    ``c1_i xor c2_i``, and the arguments satisfy as many as possible (MaxSMT). After that,
+    a second ``Optimize`` call keeps the truth values of the pair's branches and maximizes
+    the margin of every recorded comparison, so the arguments sit in the middle of their
+    feasible region rather than on a tie (with zero noise a tie is an accident of the
+    trace, not of the mechanism). Raises :class:`PrivetError` when the mechanism cannot be
+    traced.
 
-    ``cache`` (a dict the caller keeps for one mechanism) shares the symbolic run of each
-    input between its pairs, and the solution between pairs that pose the same problem: the
-    same multiset of branch pairs {c1_i, c2_i} -- the objective and the centering constraints
-    depend neither on their order nor on which input is D1, so a pair and its swap, and
-    often a pattern and its mirror image, are solved once.
+    The problems of all pairs are solved together. The objective of a pair depends only on
+    the truth values of its branch conditions, so the feasible truth assignments of all
+    the conditions of all pairs (the cells of the argument space the conditions cut out)
+    are enumerated once (a z3 ``Solver`` and a blocking clause per cell); each pair's
+    MaxSMT optimum is then the best cell by a vectorized count of diverging branches --
+    the exact optimum, as every feasible assignment is a cell. Ties go to the first cell
+    in the lexicographic order of its truth values (deterministic), and the centering
+    keeps the truth value of every condition of the cell (of all inputs), so pairs with
+    the same best cell share it. With more than :data:`MAX_CELLS` cells (or a solver
+    timeout) each pair gets its own ``Optimize`` call instead, centered on its own
+    conditions. Pairs that pose the same problem (the same multiset of branch pairs
+    ``{c1_i, c2_i}``: a pair and its swap, often a pattern and its mirror image) share the
+    solution.
+    Each input is traced once, whatever the number of pairs it belongs to.
     """
     z3 = _z3()
-    base, syms, hard = _symbolic_setup(mech, fixed)
+    _, syms, hard = _symbolic_setup(mech, fixed)
     if not syms:
-        return ArgPlan(dict(fixed), "defaults")
-    c1 = branch_conditions(mech, d1, fixed, cache)
-    c2 = branch_conditions(mech, d2, fixed, cache)
-    if len(c1) != len(c2) or not c1:
-        raise PrivetError(
-            f"tracing {mech.name!r} gave {len(c1)} and {len(c2)} branch conditions on D1 and D2; "
-            "argument generation needs the same branches on both."
-        )
-    # z3 terms are hash-consed: equal ids are equal terms (the cache keeps them alive);
-    # c1 xor c2 is symmetric, so a pair and its swap pose the same problem
-    branches = collections.Counter(tuple(sorted((a.get_id(), b.get_id())))
-                                   for a, b in zip(c1, c2))
-    problem = ("maxsmt", repr(sorted(fixed.items())), tuple(sorted(branches.items())))
-    if cache is not None and problem in cache:
-        return cache[problem]
+        return [ArgPlan(dict(fixed), "defaults") for _ in pairs]
+    conds = input_conditions(mech, [x for pair in pairs for x in pair], fixed)
+    traced = []
+    for c1, c2 in zip(conds[::2], conds[1::2]):
+        if len(c1) != len(c2) or not c1:
+            raise PrivetError(
+                f"tracing {mech.name!r} gave {len(c1)} and {len(c2)} branch conditions on D1 "
+                "and D2; argument generation needs the same branches on both."
+            )
+        traced.append((c1, c2))
+    # the distinct conditions (z3 terms are hash-consed: equal ids are equal terms)
+    atom: dict[int, int] = {}
+    terms: list = []
+    for c1, c2 in traced:
+        for c in (*c1, *c2):
+            if atom.setdefault(c.get_id(), len(terms)) == len(terms):
+                terms.append(c)
+    cells = _cells(z3, syms, hard, terms, timeout_ms)
+    solved: dict = {}
+    centered: dict = {}
+    margins: dict = {}
+    plans = []
+    for c1, c2 in traced:
+        i1 = [atom[c.get_id()] for c in c1]
+        i2 = [atom[c.get_id()] for c in c2]
+        # c1 xor c2 is symmetric: a pair and its swap pose the same problem
+        problem = tuple(sorted(collections.Counter(
+            (a, b) if a <= b else (b, a) for a, b in zip(i1, i2)).items()))
+        if problem not in solved:
+            truth, satisfied, witness = _maxsmt(z3, syms, hard, terms, i1, i2, cells,
+                                                timeout_ms, mech.name)
+            key = tuple(sorted(truth.items()))
+            if key not in centered:
+                centered[key] = _center(z3, syms, hard, [(terms[j], t) for j, t in key],
+                                        timeout_ms, margins)
+            values = centered[key] or witness
+            args = dict(fixed)
+            for name, val in values.items():
+                args[name] = _z3_number(val, mech.args[name])
+            solved[problem] = ArgPlan(args, "maxsmt", satisfied=satisfied,
+                                      constraints=len(i1))
+        plans.append(solved[problem])
+    return plans
+
+
+def _cells(z3, syms, hard, terms, timeout_ms):
+    """The feasible truth assignments of ``terms`` under ``hard``: (a boolean matrix, one
+    row per cell in lexicographic order, and a witness assignment of the arguments per
+    cell), or None when there are more than :data:`MAX_CELLS` or z3 cannot tell."""
+    solver = z3.Solver()
+    solver.set("timeout", int(timeout_ms))
+    solver.add(*hard)
+    ctx = solver.ctx.ref()
+    # every term evaluated in one call: the arguments of an uninterpreted application,
+    # read back from its s-expression; blocking clauses built from the literals directly
+    pack = z3.Function("__cells", *[z3.BoolSort()] * (len(terms) + 1))(*terms)
+    negations = [z3.Not(t) for t in terms]  # referenced until the end: their ASTs live
+    literals = [(n.as_ast(), t.as_ast()) for n, t in zip(negations, terms)]
+    rows: list[tuple] = []
+    witnesses: list[dict] = []
+    while True:
+        result = solver.check()
+        if result == z3.unsat:
+            break
+        if result != z3.sat or len(rows) >= MAX_CELLS:
+            return None
+        model = solver.model()
+        witness = {n: model.eval(v, model_completion=True) for n, v in syms.items()}
+        values = z3.simplify(z3.substitute(pack, *[(v, witness[n]) for n, v in syms.items()]))
+        words = values.sexpr().replace("(", " ").replace(")", " ").split()[1:]
+        if len(words) != len(terms) or not set(words) <= {"true", "false"}:
+            return None  # a condition that the arguments alone do not decide
+        row = tuple(w == "true" for w in words)
+        rows.append(row)
+        witnesses.append(witness)
+        block = (z3.Ast * len(terms))(*[literals[j][0 if b else 1] for j, b in enumerate(row)])
+        solver.add(z3.BoolRef(z3.Z3_mk_or(ctx, len(terms), block), solver.ctx))
+    order = sorted(range(len(rows)), key=rows.__getitem__)
+    matrix = np.array([rows[i] for i in order], dtype=bool).reshape(len(rows), len(terms))
+    return matrix, [witnesses[i] for i in order]
+
+
+def _maxsmt(z3, syms, hard, terms, i1, i2, cells, timeout_ms, name):
+    """One pair's MaxSMT: (truth value of each of its conditions, by index into ``terms``;
+    branches satisfied; a witness assignment of the arguments)."""
+    used = sorted(set(i1) | set(i2))
+    if cells is not None:
+        matrix, witnesses = cells
+        if not witnesses:
+            raise PrivetError(f"z3 found no arguments for {name!r} (the argument ranges "
+                              "admit no value).")
+        score = np.count_nonzero(matrix[:, i1] != matrix[:, i2], axis=1)
+        best = int(np.argmax(score))  # the first of the ties, in lexicographic order
+        # the whole cell: pairs with the same best cell share its centering
+        return dict(enumerate(matrix[best].tolist())), int(score[best]), witnesses[best]
     opt = z3.Optimize()
     opt.set("timeout", int(timeout_ms))
     for h in hard:
         opt.add(h)
-    diverge = [z3.Xor(a, b) for a, b in zip(c1, c2)]
+    diverge = [z3.Xor(terms[a], terms[b]) for a, b in zip(i1, i2)]
     for d in diverge:
         opt.add_soft(d, 1)
     if opt.check() != z3.sat:
-        raise PrivetError(f"z3 found no arguments for {mech.name!r} (result: unknown).")
+        raise PrivetError(f"z3 found no arguments for {name!r} (result: unknown).")
     model = opt.model()
     satisfied = sum(bool(z3.is_true(model.eval(d, model_completion=True))) for d in diverge)
-    values = {name: model.eval(var, model_completion=True) for name, var in syms.items()}
-    values = _center(z3, syms, hard, c1 + c2, model, timeout_ms, cache) or values
-    out = dict(fixed)
-    for name, val in values.items():
-        out[name] = _z3_number(val, mech.args[name])
-    plan = ArgPlan(out, "maxsmt", satisfied=satisfied, constraints=len(diverge))
-    if cache is not None:
-        cache[problem] = plan
-    return plan
+    truth = {j: bool(z3.is_true(model.eval(terms[j], model_completion=True))) for j in used}
+    return truth, satisfied, {n: model.eval(v, model_completion=True) for n, v in syms.items()}
 
 
-def _center(z3, syms, hard, conds, model, timeout_ms, cache: dict | None = None
-            ) -> dict | None:
+def _center(z3, syms, hard, truths, timeout_ms, margins: dict) -> dict | None:
     """Maximize the slack of every recorded comparison, keeping its truth value."""
     slack = z3.Real("__slack")
     opt = z3.Optimize()
@@ -483,9 +664,7 @@ def _center(z3, syms, hard, conds, model, timeout_ms, cache: dict | None = None
         opt.add(h)
     opt.add(slack >= 0, slack <= 1e6)
     used = False
-    margins = cache.setdefault("margins", {}) if cache is not None else {}
-    for c in conds:
-        truth = z3.is_true(model.eval(c, model_completion=True))
+    for c, truth in truths:
         key = (c.get_id(), truth)
         if key not in margins:  # a condition's margin atom is the same in every pair
             margins[key] = (c, _margin_atom(z3, c, slack, truth))
@@ -505,12 +684,17 @@ def _center(z3, syms, hard, conds, model, timeout_ms, cache: dict | None = None
 
 
 def _margin_atom(z3, c, slack, truth):
-    """``lhs - rhs >= slack`` (or ``<= -slack``) for a comparison atom; None otherwise."""
+    """``lhs - rhs >= slack`` (or ``<= -slack``) for a comparison atom or its negation (z3's
+    simplifier writes ``a > b`` as ``Not(a <= b)``); None otherwise, and for a comparison
+    of if-then-else terms (a count of other branches, say): its difference jumps with those
+    branches, so it measures no distance in the arguments and would only cap the slack."""
+    if z3.is_not(c):
+        return _margin_atom(z3, c.arg(0), slack, not truth)
     if not z3.is_app(c) or c.num_args() != 2:
         return None
     k = c.decl().kind()
     lhs, rhs = c.arg(0), c.arg(1)
-    if not (z3.is_arith(lhs) and z3.is_arith(rhs)):
+    if not (z3.is_arith(lhs) and z3.is_arith(rhs)) or _has_ite(z3, c, {}):
         return None
     diff = z3.ToReal(lhs) - z3.ToReal(rhs) if (lhs.is_int() and rhs.is_int()) else lhs - rhs
     if k in (z3.Z3_OP_GE, z3.Z3_OP_GT):
@@ -518,6 +702,15 @@ def _margin_atom(z3, c, slack, truth):
     if k in (z3.Z3_OP_LE, z3.Z3_OP_LT):
         return diff <= -slack if truth else diff >= slack
     return None
+
+
+def _has_ite(z3, term, seen: dict) -> bool:
+    """Whether ``term`` contains an if-then-else."""
+    tid = term.get_id()
+    if tid not in seen:
+        seen[tid] = z3.is_app_of(term, z3.Z3_OP_ITE) or \
+            any(_has_ite(z3, c, seen) for c in term.children())
+    return seen[tid]
 
 
 def _z3_number(val: Any, default: Any) -> Any:
@@ -552,5 +745,5 @@ def describe_args(args: Mapping[str, Any], keys: Sequence[str] | None = None) ->
 
 
 __all__ = ["ArgPlan", "SymbolicOps", "Trace", "describe_args", "grid_args",
-           "least_noise_args", "maxsmt_args", "run_trace", "symbolic_arg_names",
+           "least_noise_args", "maxsmt_args", "maxsmt_pairs", "run_trace", "symbolic_arg_names",
            "zero_noise_output"]
