@@ -136,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:32s} {kind:6s} seed {seed}: {shown:>8s}  "
                       f"({r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU)  {r.get('event') or ''}",
                       flush=True)
-    report(names, runs, seeds, a)
+    if runs:
+        report(names, runs, seeds, a)
     if a.budget:
         budget_check(seeds, a)
     if a.json:
@@ -226,21 +227,29 @@ BUDGETS = (2, 10, 30)
 
 
 def budget_check(seeds: list[int], a) -> None:
-    """More iterations (candidate pairs) with the same sample sizes: the mean certified bound
-    over the seeds, per budget (the selection and the certificate use fresh samples, so more
-    candidates cannot inflate the bound, and should not lower it)."""
+    """More iterations (candidate pairs) with the same sample sizes (the quick ones with
+    ``--quick``, then two budgets): the mean certified bound over the seeds, per budget
+    (the selection and the certificate use fresh samples, so more candidates cannot inflate
+    the bound, and should not lower it). ``--only`` picks the mechanisms."""
     import privet
     from privet.mechanisms import dpsniper as d
 
+    names = [f"dpsniper.{n}" if not n.startswith("dpsniper.") else n for n in a.only] \
+        if a.only else list(BUDGET_MECHANISMS)
+    budgets = BUDGETS[:2] if a.quick else BUDGETS
+    opts = {"n_confirm": 1 << 21, "n_select": 1 << 20} if a.quick else {}
     print()
     print("budget check: mean certified ε over seeds " + str(seeds) + " by iterations")
-    for name in BUDGET_MECHANISMS:
+    for name in names:
         row = []
-        for it in BUDGETS:
+        for it in budgets:
+            c0 = cpu_seconds()
             vals = [privet.search(d.vectorized(name), seed=s, iterations=it,
-                                  executor=a.executor, float_features="off").value
+                                  executor=a.executor, confidence=CONFIDENCE,
+                                  float_features="off", **opts).value
                     for s in seeds]
-            row.append(f"{it} iterations: {statistics.mean(vals):.4f}")
+            row.append(f"{it} iterations: {statistics.mean(vals):.4f} "
+                       f"({', '.join(f'{v:.4f}' for v in vals)}; {cpu_seconds() - c0:.0f} s CPU)")
         print(f"  {name[9:]:20s} " + "   ".join(row), flush=True)
 
 
