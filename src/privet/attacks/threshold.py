@@ -78,8 +78,26 @@ ORIENTATIONS = ((False, False), (True, True), (False, True), (True, False))
 
 def tails(s1: np.ndarray, s2: np.ndarray, ts: np.ndarray) -> np.ndarray:
     """Counts (n11, n10, n01) of ``{s >= t}`` and of ``{s <= t}`` (``-s >= -t`` over the
-    reversed, negated grid) for each threshold: an array (2, 3, len(ts))."""
-    return np.array([counts_at(s1, s2, ts), counts_at(-s1, -s2, -ts[::-1])])
+    reversed, negated grid) for each threshold of the ascending, distinct ``ts``: an array
+    (2, 3, len(ts)).
+
+    One binary search per sample: a score reaches the thresholds below its rank r (``s >=
+    t_i`` for i < r) and lies below those from r, or from r - 1 when it equals t_(r-1);
+    the pair is in ``{s >= t}`` below the smaller rank, in ``{s <= t}`` from the larger."""
+    s1, s2 = np.asarray(s1, float), np.asarray(s2, float)
+    m = len(ts)
+    r1, r2 = (np.searchsorted(ts, v, side="right") for v in (s1, s2))
+    l1, l2 = (r - (ts[np.maximum(r - 1, 0)] == v) * (r > 0) for r, v in ((r1, s1), (r2, s2)))
+
+    def reach(r):  # #{r > i} for each i
+        return np.cumsum(np.bincount(r, minlength=m + 1)[::-1])[::-1][1:].astype(float)
+
+    def below(lo):  # #{lo <= i} for each i, over the reversed grid
+        return np.cumsum(np.bincount(lo, minlength=m + 1))[:m][::-1].astype(float)
+
+    k1, k2, k11 = reach(r1), reach(r2), reach(np.minimum(r1, r2))
+    j1, j2, j11 = below(l1), below(l2), below(np.maximum(l1, l2))
+    return np.array([[k11, k1 - k11, k2 - k11], [j11, j1 - j11, j2 - j11]])
 
 
 def oriented(arr: np.ndarray, ts: np.ndarray, orientation: int) -> tuple[np.ndarray, tuple]:

@@ -86,7 +86,12 @@ class Budget:
     ``float_features``: the float-exact views the models are also fitted on
     (:func:`~privet.attacks.features.bit_views`: ``"auto"`` -- granularity, low bits and
     residue when the outputs are fractional doubles and the mechanism has no Replay;
-    ``"all"``, ``"off"`` or feature names)."""
+    ``"all"``, ``"off"`` or feature names); ``seconds``: the wall time the whole search
+    and its certificate aim at (None: no limit) -- the successive halving and the
+    selection race stop doubling once their next round is projected to pass
+    :data:`HALVING_SHARE` and :data:`RACE_SHARE` of it (their first round always runs),
+    and the caller sizes the fresh sample from what is left
+    (:attr:`Candidate.extra`'s ``pairs_per_second``, measured on the race's chunks)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -97,6 +102,19 @@ class Budget:
     models: tuple = ("table", "bins", "logistic", "stats", "mlp")
     mlp_finalists: int = 2
     float_features: Any = "auto"
+    seconds: float | None = None
+
+
+HALVING_SHARE = 0.2  # of Budget.seconds: the successive halving's rounds end by then
+RACE_SHARE = 0.5     # ... and the selection race's rounds; the rest is the fresh sample's
+
+
+def _fits(t0: float, seconds: float | None, share: float, projected: float) -> bool:
+    """Whether a round projected to take ``projected`` seconds ends within ``share`` of the
+    time budget counted from ``t0`` (always, without a budget)."""
+    if seconds is None:
+        return True
+    return time.perf_counter() - t0 + projected <= share * float(seconds)
 
 
 @dataclass
@@ -268,6 +286,7 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
 
     best: Candidate | None = None
     finals: list[_Finalist] = []
+    rate = 0.0
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
             for (x, x2, label), ss in zip(cands, s_screen.spawn(len(cands))):
@@ -284,7 +303,8 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
                             top = item
                     advance(1)
             screened = _halve(screened, budget, start, s_screen,
-                              lambda it, ss, n: screen(it.x, it.x2, it.label, ss, n, "rescreen"))
+                              lambda it, ss, n: screen(it.x, it.x2, it.label, ss, n, "rescreen"),
+                              t0)
             chosen = _finalists(screened, budget.finalists, start)
             for i, (item, ss) in enumerate(zip(chosen, s_final.spawn(len(chosen)))):
                 models = budget.models if i < budget.mlp_finalists else \
@@ -292,7 +312,7 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
                 finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start,
                                        models, floats))
                 advance(1)
-            _race(mech, finals, budget, objective, args, paired, executor, progress)
+            rate = _race(mech, finals, budget, objective, args, paired, executor, progress, t0)
         except KeyboardInterrupt:
             interrupted = True
         for fin in finals:
@@ -304,6 +324,8 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
                           "value": got.value if got else None,
                           "model": got.model if got else "", "n": fin.n,
                           "seconds": round(time.perf_counter() - t0, 3)})
+    if best is not None:
+        best.extra["pairs_per_second"] = rate
     return best, trace, interrupted
 
 
@@ -312,18 +334,27 @@ def _optimistic(item: _Screened) -> float:
 
 
 def _halve(screened: list[_Screened], budget: Budget, start: tuple | None,
-           seeds: np.random.SeedSequence, rescreen) -> list[_Screened]:
+           seeds: np.random.SeedSequence, rescreen, t0: float | None = None
+           ) -> list[_Screened]:
     """Successive halving of the screened pairs: while more than twice ``finalists`` are
     left and the samples stay within ``n_fit``, keep the better half by the optimistic
     estimate (value plus one spread: a rare event with a large ratio survives until its
-    estimate is precise enough to judge) and screen it again on twice the samples."""
+    estimate is precise enough to judge) and screen it again on twice the samples -- while
+    the round is projected (from the screening so far: the time per screened pair grows
+    with its samples) to end within :data:`HALVING_SHARE` of ``budget.seconds``."""
     pool = [it for it in screened if math.isfinite(it.value)]
     n = budget.n_train
+    start_t = time.perf_counter()
+    t0 = start_t if t0 is None else t0
+    per_pair = (start_t - t0) / max(len(screened), 1)  # seconds per pair at n_train
     while len(pool) > 2 * budget.finalists and 2 * n <= budget.n_fit:
         pool.sort(key=lambda it: -_optimistic(it))
         keep = pool[: (len(pool) + 1) // 2]
         if start is not None:
             keep += [it for it in pool[len(keep):] if it.label == "start"]
+        if not _fits(t0, budget.seconds, HALVING_SHARE,
+                     len(keep) * per_pair * 2 * n / budget.n_train):
+            break
         n *= 2
         pool = [rescreen(it, ss, n) for it, ss in zip(keep, seeds.spawn(len(keep)))]
         pool = [it for it in pool if math.isfinite(it.value)]
@@ -410,18 +441,25 @@ def spread(counts: tuple, n: int) -> float:
 
 
 def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
-          args, paired: bool, executor: Any, progress: bool) -> None:
+          args, paired: bool, executor: Any, progress: bool, t0: float | None = None
+          ) -> float:
     """Successive doubling of the selection samples: every finalist starts with ``n_fit``
     pairs; each round doubles the samples of the finalists still in the race -- those whose
     value plus ``RACE_Z`` spreads (the log-ratio's standard error) reaches the leader's and
     whose spread is not yet below ``RACE_SPREAD`` or ``RACE_REL`` of the leader's value --
     up to ``n_select``. Counts add up over
     rounds (each round draws fresh chunks), so the racing costs little more than the
-    largest sample it needs."""
+    largest sample it needs. With ``budget.seconds``, a round is drawn only while it is
+    projected (at the pairs per second of the rounds so far) to end within
+    :data:`RACE_SHARE` of it. Returns the pairs per second of the race's streamed chunks
+    (0 when nothing was drawn)."""
     size = budget.n_fit
     live = list(finals)
+    drawn, spent = 0, 0.0
+    t0 = time.perf_counter() if t0 is None else t0
     while True:
         for fin in live:
+            tick = time.perf_counter()
             scores = [sc for _, sc in fin.fitted]
             grids = [g for g, _ in fin.grids]
             add = size - fin.n
@@ -433,16 +471,21 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
                 fin.counts = counts if fin.counts is None else \
                     [a + b for a, b in zip(fin.counts, counts)]
                 fin.n += n
+                drawn += n
                 _evaluate(fin, objective)
+            spent += time.perf_counter() - tick
             if stopped:
                 raise KeyboardInterrupt
         lead = max((f.best.value for f in live if f.best is not None), default=-math.inf)
         fine = max(RACE_SPREAD, RACE_REL * abs(lead) if math.isfinite(lead) else 0.0)
         live = [f for f in live if f.best is not None and f.spread > fine
                 and f.best.value + RACE_Z * f.spread >= lead]
+        rate = drawn / spent if spent > 0 else 0.0
+        more = sum(2 * size - f.n for f in live)
         size *= 2
-        if not live or size > budget.n_select:
-            return
+        if not live or size > budget.n_select or \
+                not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
+            return rate
 
 
 @dataclass(frozen=True, eq=False)

@@ -55,7 +55,7 @@ from ..stats.intervals import (
     pvalue_of_bound,
 )
 from ..stats.sequential import CONTINUE, Design, clearly_below, decide, schedule
-from .blackbox import attack_family, paired_projection, wants_attack
+from .blackbox import SECONDS, attack_family, paired_projection, wants_attack
 from .estimate import (
     N_CAP,
     N_START,
@@ -575,6 +575,7 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         "n_select": _opt_int(kw.pop("n_select", None)), "finalists": int(kw.pop("finalists", 8)),
         "models": tuple(kw.pop("models", ())), "attack": kw.pop("attack", "auto"),
         "float_features": check_bit_features(kw.pop("float_features", "auto")),
+        "seconds": _seconds(kw.pop("seconds", SECONDS)),
     }
     if kw:
         raise InputError(f"search got unknown option(s) {', '.join(sorted(kw))}.")
@@ -582,6 +583,19 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         raise ParameterError(f"certify must be 'paired' or 'marginal', got {opts['certify']!r}.")
     opts["requested"] = method
     return opts
+
+
+def _seconds(v: Any) -> float | None:
+    if v is None:
+        return None
+    try:
+        out = float(v)
+    except (TypeError, ValueError):
+        out = math.nan
+    if not out > 0:
+        raise ParameterError(f"seconds must be a positive number of seconds or None (no "
+                             f"limit), got {v!r}.")
+    return out
 
 
 def _opt_int(v: Any) -> int | None:
@@ -647,7 +661,11 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     ``float_features`` (the float-exact feature maps of the classifier attacks: the outputs'
     granularity, ulp-grid position, low mantissa bits and residue against the inputs'
     lattice; ``'auto'``, the default, uses them for black boxes whose outputs are fractional
-    doubles; ``'all'``, ``'off'`` or feature names).
+    doubles; ``'all'``, ``'off'`` or feature names), ``seconds`` (black boxes: the wall time
+    the search and its certificate aim at, default 45; the screening's halving, the
+    selection race and the fresh sample shrink to fit it, never below their least sizes --
+    so a slow black box may take longer, and the fresh sample's size depends on the
+    machine's speed; None: no limit, the full sizes).
     Half of the search's iterations on discrete outputs start from the singleton whose
     frequencies under x and x' differ most (probes of 2,000 runs each); random search always
     draws Phi at random.

@@ -36,11 +36,15 @@ from ..stats.bounds import SHARE, SHARES, projected
 __all__ = ["budget_for", "certificate_objective", "confirm_size", "search_blackbox"]
 
 # per-sample black boxes (one Python call per output) get smaller samples
-FAST = {"n_train": 1 << 15, "n_fit": 1 << 18, "n_select": 1 << 22, "n_confirm": 1 << 26,
+FAST = {"n_train": 1 << 15, "n_fit": 1 << 18, "n_select": 1 << 22, "n_confirm": 1 << 27,
         "n_confirm_min": 1 << 22}
 SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 1 << 21,
         "n_confirm_min": 1 << 17}
-CLOSE = 0.01  # the automatic fresh sample stops growing within this share of the limit
+# the automatic fresh sample stops growing within this share of the limit: a half percent
+# is what a bound within 0.998 of a true epsilon near 0.25 needs (DP-Sniper's noisy max
+# releasing the value: 0.2488 of 0.25 takes 2^27 pairs of its best event)
+CLOSE = 0.005
+SECONDS = 45.0  # default wall-time target of a black-box search (Budget.seconds)
 INDEPENDENT = ("union", "conditional")
 # selection counts are moved this many standard errors towards no violation before they are
 # projected: the best of ~1000 thresholds of several scores is otherwise an event seen a few
@@ -67,7 +71,9 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
     (default 2^15; 2^12 for per-sample black boxes), ``n_select`` the largest selection
     sample per finalist (2^22; 2^17), ``iterations`` random pairs and as many local-search
     steps, ``finalists`` (8), ``models`` (table, histogram, logistic regression,
-    statistics, and the neural network for continuous vectors; a subset restricts them)."""
+    statistics, and the neural network for continuous vectors; a subset restricts them),
+    ``seconds`` the wall time the search and its certificate aim at (:data:`SECONDS`; None:
+    no limit)."""
     sizes = _sizes(mech)
     models = tuple(opts.get("models") or Budget.models)
     n_select = int(opts.get("n_select") or sizes["n_select"])
@@ -75,21 +81,26 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
                   n_fit=min(sizes["n_fit"], n_select), n_select=n_select,
                   random_pairs=int(iterations), iterations=int(iterations),
                   finalists=int(opts.get("finalists", 8)), models=models,
-                  float_features=opts.get("float_features", "auto"))
+                  float_features=opts.get("float_features", "auto"),
+                  seconds=opts.get("seconds", SECONDS))
 
 
 def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = None,
                  n: int = 0, confidence: float = 0.9, method: str = "union",
-                 share: float = 0.8) -> int:
+                 share: float = 0.8, afford: float | None = None) -> int:
     """The fresh sample: ``n_confirm``; or, from the selection counts of the chosen event,
-    the smallest power of two between 2^22 and 2^26 pairs (2^17 and 2^21 for per-sample
-    black boxes) whose projected bound is within ``CLOSE`` (one percent) of what an
+    the smallest power of two between 2^22 and 2^27 pairs (2^17 and 2^21 for per-sample
+    black boxes) whose projected bound is within ``CLOSE`` (half a percent) of what an
     unlimited sample would project -- decided before the fresh sample is drawn. An event
-    never seen under x' (whose bound keeps growing) gets the largest."""
+    never seen under x' (whose bound keeps growing) gets the largest. ``afford``: the pairs
+    the time left allows; the size is then at most the largest power of two within it (and
+    at least the least size)."""
     if n_confirm is not None:
         return int(n_confirm)
     sizes = _sizes(mech)
     lo, hi = sizes["n_confirm_min"], sizes["n_confirm"]
+    if afford is not None and afford < hi:
+        hi = max(lo, 1 << max(int(math.floor(math.log2(max(afford, 1.0)))), 0))
     if counts is None:
         return hi
     limit = float(projected(*counts, n, float(2**40), confidence, method, shrink=SHRINK,
@@ -156,7 +167,9 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                      claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
                      details={**common, "interrupted": interrupted, "verdict": verdict})
     method, share = plan_method(cand.counts, cand.n, plan, confidence)
-    size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share)
+    afford = affordable(budget.seconds, t0, cand.extra.get("pairs_per_second", 0.0))
+    size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share,
+                        afford)
     cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
                    method=method, args=args, seed=s_cert, executor=executor, progress=progress,
                    share=share)
@@ -182,7 +195,18 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                  details={**common, "search_estimate": rec["estimate"],
                           "unbounded": cert.unbounded, "confirmation": cert.describe(),
                           "n_confirm": cert.n, "interrupted": cert.interrupted or interrupted,
+                          "time_budget": budget.seconds,
+                          "pairs_per_second": cand.extra.get("pairs_per_second"),
                           "verdict": verdict, "projected": cand.value, "model": cand.model})
+
+
+def affordable(seconds: float | None, t0: float, rate: float) -> float | None:
+    """The fresh pairs the time left of ``seconds`` (counted from ``t0``) allows at ``rate``
+    pairs per second (the selection race's, which scores every final model: certifying one
+    event is no slower); None without a budget or a measured rate."""
+    if seconds is None or rate <= 0:
+        return None
+    return rate * max(float(seconds) - (time.perf_counter() - t0), 0.0)
 
 
 def certificate_pvalue(cert, claimed: float | None) -> float | None:
@@ -255,7 +279,8 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
                     n_fit=min(WHITE.n_fit, n_select), n_select=n_select,
                     random_pairs=int(iterations), iterations=int(iterations),
                     finalists=WHITE.finalists, models=tuple(opts.get("models") or WHITE.models),
-                    float_features=opts.get("float_features", "auto"))
+                    float_features=opts.get("float_features", "auto"),
+                  seconds=opts.get("seconds", SECONDS))
     cand, trace, interrupted = search_witness(
         mech, certificate_objective(size, float(opts["confidence"]), paired=True),
         budget=budget, args=args, seed=seed,
