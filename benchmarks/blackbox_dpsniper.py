@@ -51,7 +51,8 @@ CONFIDENCE = 0.9
 DETECT_LEVEL = 0.01
 
 
-def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None) -> dict:
+def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None,
+            seconds: float | None = None) -> dict:
     """One search (black or white box) or detect run; a dict of numbers."""
     import privet
     from privet.mechanisms import dpsniper as d
@@ -66,6 +67,8 @@ def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None) 
                else None}
     else:
         opts = {"n_confirm": 1 << 21, "n_select": 1 << 20} if quick else {}
+        if kind == "black" and seconds is not None:
+            opts["seconds"] = None if seconds <= 0 else seconds
         if kind == "white":
             opts.setdefault("n_confirm", 1 << 24)
         b = privet.search(mech, seed=seed, confidence=CONFIDENCE, executor=executor,
@@ -110,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-black", action="store_true",
                     help="skip the black-box searches (e.g. detect's verdicts only)")
     ap.add_argument("--json", default=None, metavar="FILE", help="also save every run")
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="time budget of each black-box search (default: privet's, 45 s; "
+                         "0: no limit, the full sizes)")
     ap.add_argument("--budget", action="store_true",
                     help="also show that more search budget does not lower the bound")
     a = ap.parse_args(argv)
@@ -121,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"privet vs DP-Sniper: {len(names)} mechanisms, seeds {seeds}, confidence "
           f"{CONFIDENCE}, {'quick' if a.quick else 'full'} sizes, executor "
-          f"{a.executor or 'in-process'}; load average {load:.2f} on {os.cpu_count()} cores")
+          f"{a.executor or 'in-process'}, time budget "
+          f"{'privet default' if a.seconds is None else a.seconds or 'none'}; load average "
+          f"{load:.2f} on {os.cpu_count()} cores")
     runs: list[dict] = []
     kinds = (([] if a.no_black else ["black"]) + ([] if a.no_white else ["white"])
              + ([] if a.no_detect else ["detect"]))
@@ -130,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         for kind in kinds:
             for seed in some[kind]:
-                r = run_one(name, seed, kind, a.quick, a.executor)
+                r = run_one(name, seed, kind, a.quick, a.executor, a.seconds)
                 runs.append(r)
                 shown = fmt(r.get("value")) if kind != "detect" else f"p = {r['p']:.3g}"
                 print(f"  {name:32s} {kind:6s} seed {seed}: {shown:>8s}  "

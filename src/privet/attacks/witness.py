@@ -105,8 +105,8 @@ class Budget:
     seconds: float | None = None
 
 
-HALVING_SHARE = 0.2  # of Budget.seconds: the successive halving's rounds end by then
-RACE_SHARE = 0.5     # ... and the selection race's rounds; the rest is the fresh sample's
+HALVING_SHARE = 0.3  # of Budget.seconds: the successive halving's rounds end by then
+RACE_SHARE = 0.6     # ... and the selection race's rounds; the rest is the fresh sample's
 
 
 def _fits(t0: float, seconds: float | None, share: float, projected: float) -> bool:
