@@ -49,3 +49,23 @@ def test_extreme_pairs_are_neighbors_at_the_domain_edges():
     add = tails.extreme_pairs(lib.get("gaussian.dpsgd"), (5,))
     assert any(len(b) == 6 and b[-1] == 10 for a, b, _, _ in add)
     assert isinstance(privet.mechanisms.get("gaussian.dpsgd").neighbors, type(m.neighbors))
+
+
+def test_threshold_tails_match_brute_force_with_ties():
+    """Both tails' counts (n11, n10, n01) over a grid, from one binary search per sample,
+    against direct comparisons -- on integer scores (ties at every grid point) and on a grid
+    that misses some scores."""
+    from privet.attacks.threshold import tails as both_tails
+
+    rng = np.random.default_rng(4)
+    for s1, s2, ts in [
+        (rng.integers(-3, 4, 2000).astype(float), rng.integers(-3, 4, 2000).astype(float),
+         np.arange(-3.0, 4.0)),
+        (rng.normal(size=2000), rng.normal(0.3, 1, 2000), np.array([-1.0, -0.2, 0.0, 2.5])),
+    ]:
+        got = both_tails(s1, s2, ts)
+        for side, (e1, e2) in enumerate([(s1[:, None] >= ts, s2[:, None] >= ts),
+                                         (s1[:, None] <= ts, s2[:, None] <= ts)]):
+            n11, n10, n01 = (e1 & e2).sum(0), (e1 & ~e2).sum(0), (~e1 & e2).sum(0)
+            want = np.array([n11, n10, n01], float)
+            assert np.array_equal(got[side], want if side == 0 else want[:, ::-1])

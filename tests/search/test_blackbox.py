@@ -77,3 +77,21 @@ def test_white_box_vector_outputs_get_the_attack_family():
     statuses = [r["status"] for r in b.details["trace"]]
     assert "classifier attack" in statuses and b.value > 0.01
     assert not math.isinf(b.value)
+
+
+def test_time_budget_stops_the_race_and_sizes_the_fresh_sample():
+    """With a budget already spent, the selection race draws its first round only (every
+    finalist's selection sample is n_fit = 2^18 pairs, though n_select allows 2^19) and the
+    fresh sample is the least automatic size, 2^22; without a budget the race may double.
+    A budget that is not a positive number of seconds is one sentence."""
+    from privet.core.errors import ParameterError
+
+    opts = {"n_cap": 4096, "n_select": 1 << 19, "iterations": 1, "finalists": 2}
+    mech = d.vectorized("dpsniper.truncated_geometric")
+    b = privet.search(mech, seed=2, seconds=1e-3, **opts)
+    rows = [t for t in b.details["trace"] if t["stage"] == "select"]
+    assert rows and all(t["n"] == 1 << 18 for t in rows)
+    assert b.details["n_confirm"] == 1 << 22 and b.details["time_budget"] == 1e-3
+    assert b.details["pairs_per_second"] > 0
+    with pytest.raises(ParameterError, match="seconds"):
+        privet.search(mech, seed=2, seconds=0, **opts)
