@@ -451,8 +451,10 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     rounds (each round draws fresh chunks), so the racing costs little more than the
     largest sample it needs. With ``budget.seconds``, a round is drawn only while it is
     projected (at the pairs per second of the rounds so far) to end within
-    :data:`RACE_SHARE` of it. Returns the pairs per second of the race's streamed chunks
-    (0 when nothing was drawn)."""
+    :data:`RACE_SHARE` of it; after that only the leader doubles, while its spread is not
+    fine (the leader always does, up to ``n_select``, even after it left the race).
+    Returns the pairs per second of the race's streamed chunks (0 when nothing was
+    drawn)."""
     size = budget.n_fit
     live = list(finals)
     drawn, spent = 0, 0.0
@@ -462,7 +464,9 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
             tick = time.perf_counter()
             scores = [sc for _, sc in fin.fitted]
             grids = [g for g, _ in fin.grids]
-            add = size - fin.n
+            add = min(size, budget.n_select) - fin.n
+            if add <= 0:
+                continue
             counts, n, stopped = select_counts(
                 mech, fin.item.x, fin.item.x2, scores, grids, add, args=args,
                 seed=fin.seeds.spawn(1)[0], executor=executor, progress=progress,
@@ -476,15 +480,25 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
             spent += time.perf_counter() - tick
             if stopped:
                 raise KeyboardInterrupt
-        lead = max((f.best.value for f in live if f.best is not None), default=-math.inf)
+        ranked = sorted((f for f in finals if f.best is not None), key=lambda f: -f.best.value)
+        lead = ranked[0].best.value if ranked else -math.inf
         fine = max(RACE_SPREAD, RACE_REL * abs(lead) if math.isfinite(lead) else 0.0)
-        live = [f for f in live if f.best is not None and f.spread > fine
-                and f.best.value + RACE_Z * f.spread >= lead]
+        contenders = [f for f in live if f.best is not None and f.spread > fine
+                      and f.best.value + RACE_Z * f.spread >= lead
+                      and f.n < budget.n_select]
         rate = drawn / spent if spent > 0 else 0.0
-        more = sum(2 * size - f.n for f in live)
         size *= 2
-        if not live or size > budget.n_select or \
-                not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
+        more = sum(min(size, budget.n_select) - f.n for f in contenders)
+        if not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
+            contenders = []  # out of time: only the leader may go on (below)
+        if ranked and ranked[0].spread > fine and ranked[0].n < budget.n_select and \
+                ranked[0] not in contenders:
+            # the leader keeps drawing while its estimate is too coarse to trust -- a rare
+            # event whose lucky counts lead on a small sample must not win for want of
+            # time (the winner's curse the race exists to undo)
+            contenders.append(ranked[0])
+        live = contenders
+        if not live:
             return rate
 
 
