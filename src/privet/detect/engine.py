@@ -129,6 +129,7 @@ class Outcome:
     look: int
     selection: Selection
     interrupted: bool = False
+    ranking: list = field(default_factory=list)  # every pair's selection at that look
 
 
 @dataclass
@@ -224,56 +225,67 @@ class Session:
         plan = self.plans[s.group]
         return int(count_events(plan, s.final[look], np.array([cand]))[0])
 
-    def _pair_index(self, pi: int) -> np.ndarray:
-        cache = self.__dict__.setdefault("_idx_cache", {})
-        if pi not in cache:
-            pair = self.pairs[pi]
-            plan = self.plans[pair.group]
-            cache[pi] = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
-        return cache[pi]
+    def _flat(self) -> tuple:
+        """Every (pair, candidate) of the search in one flat layout (fixed for the session):
+        pair ids, candidate ids, and the positions of their counts on D1 and D2 in the
+        concatenated selection counts of all inputs."""
+        flat = self.__dict__.get("_flat_cache")
+        if flat is None:
+            sizes = np.array([self.plans[s.group].start.size for s in self.sources])
+            offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            pids, cands = [], []
+            for pi, pair in enumerate(self.pairs):
+                plan = self.plans[pair.group]
+                idx = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
+                pids.append(np.full(idx.size, pi))
+                cands.append(idx)
+            pid, cand = np.concatenate(pids), np.concatenate(cands)
+            s1 = np.array([p.s1 for p in self.pairs])[pid]
+            s2 = np.array([p.s2 for p in self.pairs])[pid]
+            flat = self.__dict__["_flat_cache"] = (pid, cand, s1, s2, offset[s1] + cand,
+                                                   offset[s2] + cand)
+        return flat
 
     # -- Algorithm 3 ------------------------------------------------------------------------
     def select(self, epsilon: float) -> list[Selection]:
-        """EventSelector: the best event of every pair (exact p-value on selection counts)."""
+        """EventSelector: the best event of every pair (exact p-value on selection counts).
+
+        Every candidate of every pair is filtered and scored in one vectorized pass; each
+        pair's ``SHORTLIST`` best (by the normal approximation) get the exact p-value."""
         assert self.sel_counts is not None
         sel_n = np.array([s.sel_n for s in self.sources], dtype=np.int64)
-        shortlist: list[tuple[int, int, int, float]] = []
-        for pi, pair in enumerate(self.pairs):
-            idx = self._pair_index(pi)
-            c1 = self.sel_counts[pair.s1][idx]
-            c2 = self.sel_counts[pair.s2][idx]
-            n1, n2 = sel_n[pair.s1], sel_n[pair.s2]
-            keep = count_filter(c1, c2, min(n1, n2), epsilon)
-            if not np.any(keep):
-                continue
-            idx, c1, c2 = idx[keep], c1[keep], c2[keep]
-            top = approx_pvalue(c1, c2, n1, n2, epsilon)
-            bot = approx_pvalue(c2, c1, n2, n1, epsilon)
-            score = np.minimum(top, bot)
-            k = min(SHORTLIST, score.size)
-            best = np.argpartition(score, k - 1)[:k] if score.size > k else np.arange(score.size)
-            for j in best:
-                shortlist.append((pi, int(idx[j]), 0 if top[j] <= bot[j] else 1, float(score[j])))
-        if not shortlist:
+        pid, cand, s1, s2, at1, at2 = self._flat()
+        counts = np.concatenate(self.sel_counts)
+        c1, c2, n1, n2 = counts[at1], counts[at2], sel_n[s1], sel_n[s2]
+        keep = np.flatnonzero(count_filter(c1, c2, np.minimum(n1, n2), epsilon))
+        pid, cand, c1, c2, n1, n2 = pid[keep], cand[keep], c1[keep], c2[keep], n1[keep], \
+            n2[keep]
+        top = approx_pvalue(c1, c2, n1, n2, epsilon)
+        bot = approx_pvalue(c2, c1, n2, n1, epsilon)
+        score = np.minimum(top, bot)
+        # the kept entries of each pair are contiguous, in candidate order
+        bounds = np.searchsorted(pid, np.arange(len(self.pairs) + 1))
+        picks = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            if hi - lo > SHORTLIST:
+                picks.append(lo + np.argpartition(score[lo:hi], SHORTLIST - 1)[:SHORTLIST])
+            elif hi > lo:
+                picks.append(np.arange(lo, hi))
+        if not picks:
             raise NoEventError(
                 f"no event over the outputs of {self.mech.name!r} has enough samples to be "
                 f"tested (c_E >= 0.001 n e^eps with n = {int(sel_n.min()):,}, "
                 f"eps = {epsilon:g}; StatDP footnote 3): raise n_select or lower the test "
                 "epsilon."
             )
-        pis = np.array([s[0] for s in shortlist])
-        cands = np.array([s[1] for s in shortlist])
-        dirs = np.array([s[2] for s in shortlist])
-        s1 = np.array([self.pairs[p].s1 for p in pis])
-        s2 = np.array([self.pairs[p].s2 for p in pis])
-        a1 = np.array([self.sel_counts[i][c] for i, c in zip(s1, cands)], dtype=np.int64)
-        a2 = np.array([self.sel_counts[i][c] for i, c in zip(s2, cands)], dtype=np.int64)
-        n1, n2 = sel_n[s1], sel_n[s2]
+        j = np.concatenate(picks)
+        pis, cands, approx = pid[j], cand[j], score[j]
+        dirs = np.where(top[j] <= bot[j], 0, 1)
+        a1, a2, n1, n2 = c1[j], c2[j], n1[j], n2[j]
         first = np.where(dirs == 0, a1, a2)
         second = np.where(dirs == 0, a2, a1)
         nf, ns = np.where(dirs == 0, n1, n2), np.where(dirs == 0, n2, n1)
         exact = thinned_fisher_pvalue(first, second, nf, ns, epsilon)
-        approx = np.array([s[3] for s in shortlist])
         best: dict[int, Selection] = {}
         for i in np.lexsort((approx, exact)):
             p = int(pis[i])
@@ -329,7 +341,7 @@ class Session:
             step = sequential_step(ca, cb, n, n, epsilon, design=design, look=look,
                                    previous=previous)
             previous = step.bonferroni
-            outcome = Outcome(step, look, sel)
+            outcome = Outcome(step, look, sel, ranking=sels)
             if step.decision != CONTINUE:
                 break
         assert outcome is not None
@@ -625,7 +637,8 @@ def test_point(session: Session, epsilon: float, max_candidates: int
     cands = [chosen]
     if not outcome.interrupted:
         try:
-            for sel in session.select(eps)[:max(1, int(max_candidates))]:
+            # the selection samples have not grown since the look that stopped the test
+            for sel in outcome.ranking[:max(1, int(max_candidates))]:
                 if sel.pair == outcome.selection.pair:
                     continue
                 cx = session.counterexample(sel, eps, outcome.look)

@@ -100,7 +100,7 @@ def infer_schema(mech: Any, pilots: list[tuple[str, np.ndarray]]) -> Schema:
         )
     finite = rows[np.isfinite(rows)]
     integer = bool(finite.size == 0 or np.all(finite == np.round(finite)))
-    distinct = np.unique(finite) if finite.size else np.array([])
+    distinct = _distinct(finite) if integer else np.array([])  # only integers can be categories
     spec_cat = getattr(mech.output, "kind", "numeric") == "categorical"
     categorical = spec_cat or (integer and distinct.size <= MAX_CATEGORIES)
     if spec_cat and not integer:
@@ -117,6 +117,18 @@ def infer_schema(mech: Any, pilots: list[tuple[str, np.ndarray]]) -> Schema:
         has_aborted=bool(np.any(rows == ABORTED)), dtype_kind=_kind(first),
         shape=tuple(first.shape[1:]),
     )
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of integral ``values``: a histogram when their range is
+    small (linear time; sorting a pilot of every input is slower), else ``np.unique``."""
+    if values.size == 0:
+        return values
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo > 4 * values.size or hi - lo > 1e7:
+        return np.unique(values)
+    seen = np.bincount((values - lo).astype(np.int64), minlength=int(hi - lo) + 1)
+    return np.flatnonzero(seen).astype(float) + lo
 
 
 def _nice_step(span: float, bins: int) -> float:

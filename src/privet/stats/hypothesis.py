@@ -86,6 +86,20 @@ def thinned_fisher_pvalue(c1, c2, n1, n2, epsilon: float) -> np.ndarray:
     return out.reshape(shape)
 
 
+def _log_pmfs(anchor: np.ndarray, ratio: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Log pmf over a row of consecutive k: its value at the row's first k plus the
+    running sum of log(pmf(k + 1) / pmf(k)) (two logs per cell where log-gamma of every
+    cell would take nine; the running sum over at most a few thousand terms keeps about
+    1e-13 relative accuracy)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steps = np.where(valid[:, :-1], np.log(ratio[:, :-1]), 0.0)
+    out = np.empty(ratio.shape)
+    out[:, 0] = anchor
+    np.cumsum(steps, axis=1, out=out[:, 1:])
+    out[:, 1:] += anchor[:, None]
+    return out
+
+
 def _block(c1, c2, n1, n2, lo, hi, q) -> np.ndarray:
     w = int((hi - lo).max()) + 1
     k = lo[:, None] + np.arange(w)[None, :]                      # thinned values
@@ -93,20 +107,28 @@ def _block(c1, c2, n1, n2, lo, hi, q) -> np.ndarray:
     kk = np.where(valid, k, hi[:, None]).astype(float)
     big_m = (n1 + n2)[:, None].astype(float)
     n1f = n1[:, None].astype(float)
-    draws = kk + c2[:, None]
-    # hypergeometric pmf h(k; N_k) and the recurrence terms
-    logh = (_log_comb(n1f, kk) + _log_comb(big_m - n1f, draws - kk)
-            - _log_comb(big_m, draws))
+    c2f = c2[:, None].astype(float)
+    draws = kk + c2f
+    # hypergeometric pmf h(k; N_k), N_k = k + c2 draws of which N_k - k = c2 from the second
+    # urn: h(k) = C(n1, k) C(M - n1, c2) / C(M, k + c2), so
+    # h(k + 1) / h(k) = (n1 - k) (k + c2 + 1) / ((k + 1) (M - k - c2))
+    lo_f, c2_1, m_1, n1_1 = lo.astype(float), c2.astype(float), (n1 + n2).astype(float), \
+        n1.astype(float)
+    h0 = (_log_comb(n1_1, lo_f) + _log_comb(m_1 - n1_1, c2_1) - _log_comb(m_1, lo_f + c2_1))
+    logh = _log_pmfs(h0, (n1f - kk) * (draws + 1.0) / ((kk + 1.0) * (big_m - draws)), valid)
     rest = big_m - draws
     ratio = np.where(rest > 0, (rest - n1f + kk) / np.where(rest > 0, rest, 1.0), 0.0)
     terms = np.where(valid & (k < hi[:, None]), np.exp(logh) * ratio, 0.0)
     top = stats.hypergeom.sf(hi - 1, n1 + n2, n1, hi + c2)      # S(hi) = P(X >= hi)
     tails = top[:, None] + np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
-    # Binomial(c1, q) pmf from log-gamma (scipy.stats' per-call overhead dominates here)
+    # Binomial(c1, q) pmf, by the same recurrence: w(k + 1) / w(k) = (c1 - k) q / ((k + 1)(1 - q))
     c1f = c1[:, None].astype(float)
-    with np.errstate(divide="ignore"):
-        logw = _log_comb(c1f, kk) + kk * math.log(q) + (c1f - kk) * math.log1p(-q) \
-            if q < 1 else np.where(kk == c1f, 0.0, -np.inf)
+    if q < 1:
+        c1_1 = c1.astype(float)
+        w0 = _log_comb(c1_1, lo_f) + lo_f * math.log(q) + (c1_1 - lo_f) * math.log1p(-q)
+        logw = _log_pmfs(w0, (c1f - kk) * q / ((kk + 1.0) * (1.0 - q)), valid)
+    else:
+        logw = np.where(kk == c1f, 0.0, -np.inf)
     weights = np.where(valid, np.exp(logw), 0.0)
     return np.clip(np.sum(weights * np.minimum(tails, 1.0), axis=1), 0.0, 1.0)
 
