@@ -588,7 +588,10 @@ def _build_plans(mech: Mechanism, sources: list, pairs: list, pilots: list) -> l
                 ref_index[key] = len(refs)
                 refs.append(ref)
             pair.ref = ref_index[key]
-        pooled = np.concatenate([rows_of(pilots[i][1]).astype(float) for i in members], axis=0)
+        # the pooled pilot places the numeric features' interval endpoints (categorical
+        # outputs have none)
+        pooled = np.empty((0, schema.width)) if schema.categorical else \
+            np.concatenate([rows_of(pilots[i][1]).astype(float) for i in members], axis=0)
         plans.append(build_plan(schema, pooled, np.array(refs)))
     return plans
 
