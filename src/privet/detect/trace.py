@@ -481,10 +481,23 @@ def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[
     if not conds:
         return None
     pack = z3.Function("__conds", *[z3.BoolSort()] * (len(conds) + 1))(*conds)
+    # z3.substitute checks the sorts of every pair through the Python API: the entries are
+    # fixed and the values repeat, so the substitution arrays are built from kept terms
+    ctx = pack.ctx
+    sources = (z3.Ast * len(entries))(*[e.as_ast() for e in entries])
+    values: dict = {}
 
     def instantiate(v: np.ndarray) -> list:
-        subs = [(e, value(a)) for e, a in zip(entries, np.asarray(v).ravel().tolist())]
-        return z3.simplify(z3.substitute(pack, *subs)).children()
+        vals = np.asarray(v).ravel().tolist()
+        for a in vals:
+            if a not in values:
+                values[a] = value(a)
+        targets = (z3.Ast * len(vals))(*[values[a].as_ast() for a in vals])
+        sub = z3.Z3_substitute(ctx.ref(), pack.as_ast(), len(vals), sources, targets)
+        simple = z3.simplify(z3.ExprRef(sub, ctx))  # referenced while its children are read
+        # the arguments of __conds are Booleans: wrapped as such, without z3's sort dispatch
+        return [z3.BoolRef(z3.Z3_get_app_arg(ctx.ref(), simple.as_ast(), i), ctx)
+                for i in range(len(conds))]
 
     return instantiate
 
