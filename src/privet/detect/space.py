@@ -554,11 +554,18 @@ class Reducer:
         if vals and not any(f.kind == "num" for f in self.plan.features) and \
                 rows.shape[1] * math.log2(base) < 62:
             # categorical outputs repeat: reduce the distinct rows, weighted by their counts
-            idx = np.clip(np.searchsorted(np.asarray(vals), rows), 0, len(vals) - 1)
-            cat = np.where(np.asarray(vals)[idx] == rows, idx, len(vals))
+            cat = np.full(rows.shape, len(vals), dtype=np.int64)  # unknown value: last code
+            for i, v in enumerate(vals):
+                cat[rows == v] = i
             keys = cat @ (base ** np.arange(rows.shape[1], dtype=np.int64))
-            uniq, first, counts = np.unique(keys, return_index=True, return_counts=True)
-            codes = self._row_codes(uniq, rows[first])
+            if base ** rows.shape[1] <= max(1 << 16, 4 * rows.shape[0]):
+                # few possible rows: count them by key, no sort
+                tally = np.bincount(keys)
+                uniq = np.flatnonzero(tally)
+                counts = tally[uniq]
+            else:
+                uniq, counts = np.unique(keys, return_counts=True)
+            codes = self._row_codes(uniq, keys, rows)
             w = np.repeat(counts, codes.shape[1]).astype(float)
             return np.rint(np.bincount(codes.ravel(), weights=w,
                                        minlength=self.plan.total)).astype(np.int64)
@@ -566,17 +573,21 @@ class Reducer:
         codes = np.concatenate([f.codes(ctx) + f.offset for f in self.plan.features])
         return np.bincount(codes, minlength=self.plan.total).astype(np.int64)
 
-    def _row_codes(self, keys: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Flat codes (one column per feature) of the distinct categorical rows ``rows``
-        (sorted ``keys``): a chunk's features are computed only for rows that no earlier
-        chunk of the session produced (they repeat: a few hundred distinct rows at most
-        for most mechanisms), the others are looked up."""
+    def _row_codes(self, keys: np.ndarray, row_keys: np.ndarray, rows: np.ndarray
+                   ) -> np.ndarray:
+        """Flat codes (one column per feature) of the distinct categorical rows with the
+        sorted ``keys`` (``row_keys``: the key of each row of ``rows``): a chunk's features
+        are computed only for rows that no earlier chunk of the session produced (they
+        repeat: a few hundred distinct rows at most for most mechanisms), on the first row
+        of each such key; the others are looked up."""
         plan = self.plan
         known, table = plan.row_codes or (np.zeros(0, np.int64), None)
         pos = np.minimum(np.searchsorted(known, keys), max(known.size - 1, 0))
         new = ~(known[pos] == keys) if known.size else np.ones(keys.size, bool)
         if np.any(new):
-            ctx = _context(rows[new], plan)
+            at = np.flatnonzero(np.isin(row_keys, keys[new]))
+            first = at[np.unique(row_keys[at], return_index=True)[1]]  # in key order
+            ctx = _context(rows[first], plan)
             fresh = np.stack([f.codes(ctx) + f.offset for f in plan.features], axis=1)
             if known.size + fresh.shape[0] > MAX_CACHED_ROWS:  # too varied to keep
                 out = np.empty((keys.size, fresh.shape[1]), np.int64)
