@@ -115,7 +115,9 @@ def _block(c1, c2, n1, n2, lo, hi, q) -> np.ndarray:
     lo_f, c2_1, m_1, n1_1 = lo.astype(float), c2.astype(float), (n1 + n2).astype(float), \
         n1.astype(float)
     h0 = (_log_comb(n1_1, lo_f) + _log_comb(m_1 - n1_1, c2_1) - _log_comb(m_1, lo_f + c2_1))
-    logh = _log_pmfs(h0, (n1f - kk) * (draws + 1.0) / ((kk + 1.0) * (big_m - draws)), valid)
+    with np.errstate(divide="ignore", invalid="ignore"):  # cells past hi: masked
+        step_h = (n1f - kk) * (draws + 1.0) / ((kk + 1.0) * (big_m - draws))
+    logh = _log_pmfs(h0, step_h, valid)
     rest = big_m - draws
     ratio = np.where(rest > 0, (rest - n1f + kk) / np.where(rest > 0, rest, 1.0), 0.0)
     terms = np.where(valid & (k < hi[:, None]), np.exp(logh) * ratio, 0.0)
