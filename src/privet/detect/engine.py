@@ -32,6 +32,7 @@ is fixed in advance. ``sequential=False`` runs the fixed-size test of the paper 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -162,7 +163,7 @@ class Session:
     def n_candidates(self) -> int:
         return int(sum(p.start.size for p in self.plans))
 
-    @property
+    @functools.cached_property
     def design(self) -> Design:
         looks = schedule(self.n_final) if self.sequential else (self.n_final,)
         return Design(looks, self.alpha)
@@ -356,8 +357,8 @@ class Session:
         c1 = self.final_counts(srcs[0], sel.cand, look)
         c2 = self.final_counts(srcs[1], sel.cand, look)
         n1 = n2 = int(self.design.looks[look])
-        p_top = float(thinned_fisher_pvalue(c1, c2, n1, n2, epsilon))
-        p_bot = float(thinned_fisher_pvalue(c2, c1, n2, n1, epsilon))
+        p_top, p_bot = (float(v) for v in thinned_fisher_pvalue([c1, c2], [c2, c1], [n1, n2],
+                                                                  [n2, n1], epsilon))
         p_look = p_top if sel.direction == 0 else p_bot
         p = step.p_value if step is not None else p_look
         rejected = step.decision == REJECT if step is not None else p_look <= self.alpha
