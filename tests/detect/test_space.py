@@ -90,3 +90,29 @@ def test_mixed_outputs_cross_products():
 def test_no_event_for_empty_outputs():
     with pytest.raises(NoEventError):
         infer_schema(_Spec(Output()), [("x", np.zeros((10, 0)))])
+
+
+def test_categorical_rows_reduced_chunk_by_chunk_match_one_pass():
+    # the codes of a categorical row are computed once per plan and looked up in later
+    # chunks: chunks that bring new rows (and a value the pilot never showed) must still give
+    # the histogram of one pass over every row (the row-by-row code path)
+    rng = np.random.default_rng(5)
+    n, m = 2000, 7
+    out = rng.integers(0, 2, (n, m)).astype(float)
+    stop = rng.integers(1, m + 1, n)
+    out[np.arange(m)[None, :] >= stop[:, None]] = ABORTED
+    spec = Output.categorical((0, 1), sentinels=("ABORTED",), variable=True)
+    pilot = out[:200]
+    schema = infer_schema(_Spec(spec), [("x", pilot)])
+    plan = build_plan(schema, pilot, np.array([pilot[0]]))
+    later = out.copy()
+    later[::50, 0] = 3.0  # a category outside the pilot's values
+    chunks = np.array_split(later, 9)
+    red = Reducer(plan)
+    hist = sum(red(c) for c in chunks)
+    assert plan.row_codes is not None and 0 < plan.row_codes[0].size < n  # rows repeat
+    from privet.detect.space import _context
+
+    ctx = _context(later, plan)
+    codes = np.concatenate([f.codes(ctx) + f.offset for f in plan.features])
+    assert np.array_equal(hist, np.bincount(codes, minlength=plan.total))
