@@ -280,7 +280,7 @@ def _rendered(shown: str, render: Any) -> Any:
     except PrivetError:
         raise
     except Exception as err:  # noqa: BLE001 - any renderer failing on the file's values
-        from .cli_support import _oneline
+        from .core.loading import one_line as _oneline
 
         raise PrivetError(f"{shown} holds a privet result with a malformed value that "
                           f"cannot be rendered ({_oneline(err).rstrip('.')}); save it again "

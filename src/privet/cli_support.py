@@ -1,88 +1,25 @@
-"""Resolve a CLI target (a library name, ``module:name`` or ``path/file.py:name``) to an object."""
+"""Shared pieces of the CLI: flag parsers and the loading of a CLI target (a library name,
+``module:name`` or ``path/file.py:name``; the loaders themselves live in
+:mod:`privet.core.loading` and :func:`privet.mechanisms.load`)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 from .core.errors import InputError, PrivetError
-from .core.mechanism import Mechanism, as_mechanism
+from .core.loading import load_object
+from .core.mechanism import Mechanism
 
-
-def load_object(target: str) -> Any:
-    """The object named by ``target``: ``package.module:attr`` or ``path/to/file.py:attr``."""
-    if ":" not in target:
-        raise PrivetError(
-            f"cannot find {target!r}: give a library name (see 'privet list'), "
-            "MODULE:NAME or path/to/file.py:NAME."
-        )
-    where, attr = target.rsplit(":", 1)
-    if where.endswith(".py") or "/" in where:
-        path = Path(where)
-        if not path.exists():
-            raise PrivetError(f"file {where!r} does not exist.")
-        name = f"_privet_user_{path.stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise PrivetError(f"cannot import {where!r} as a Python file.")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except PrivetError as err:
-            raise err.with_prefix(f"in {where!r}: ") from err
-        except SystemExit as err:
-            raise PrivetError(f"importing {where!r} called sys.exit({err.code!r}); a "
-                              "mechanism file must not exit the program.") from None
-        except Exception as err:
-            raise PrivetError(f"importing {where!r} failed: {_oneline(err)}") from err
-    else:
-        if "" not in sys.path and str(Path.cwd()) not in sys.path:
-            sys.path.insert(0, str(Path.cwd()))  # like `python -m`: modules beside you import
-        try:
-            module = importlib.import_module(where)
-        except PrivetError as err:
-            raise err.with_prefix(f"in module {where!r}: ") from err
-        except SystemExit as err:
-            raise PrivetError(f"importing module {where!r} called sys.exit({err.code!r}); a "
-                              "mechanism module must not exit the program.") from None
-        except Exception as err:
-            raise PrivetError(f"cannot import module {where!r}: {_oneline(err)}") from err
-    if not hasattr(module, attr):
-        raise PrivetError(f"{where!r} has no {attr!r}{_suggest(module, attr)}")
-    return getattr(module, attr)
-
-
-def _oneline(err: BaseException) -> str:
-    text = f"{type(err).__name__}: {err}".strip().splitlines()[0]
-    return text if text.endswith(".") else text + "."
-
-
-def _suggest(module: Any, attr: str) -> str:
-    """'; did you mean ...? Mechanisms in it: ...' for a typo in a target's name."""
-    import difflib
-
-    names = [n for n in dir(module) if not n.startswith("_")]
-    mechs = [n for n in names if isinstance(getattr(module, n), Mechanism)]
-    close = difflib.get_close_matches(attr, mechs or names, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else "."
-    if mechs:
-        hint += f" Its mechanisms: {', '.join(mechs[:10])}."
-    return hint
+__all__ = ["load_mechanism", "load_object", "load_target"]
 
 
 def load_mechanism(target: str, epsilon: float | None = None) -> Mechanism:
-    """A library mechanism by name (``statdp.svt``) or a user mechanism by ``module:name``."""
-    if ":" not in target:
-        from . import mechanisms
+    """:func:`privet.mechanisms.load` (the library is imported on first use, so the CLI
+    starts without it)."""
+    from .mechanisms import load
 
-        return mechanisms.get(target) if epsilon is None else \
-            mechanisms.get(target).replace(epsilon=epsilon)
-    return as_mechanism(load_object(target), epsilon=epsilon)
+    return load(target, epsilon)
 
 
 # -- flag values: argparse ``type=`` functions shared by every command -----------------------

@@ -85,3 +85,29 @@ def test_known_epsilon_of_the_instances():
     assert lib.known_epsilon("dpsniper.prefix_sum") == pytest.approx(1.0)
     assert lib.known_epsilon("dpsniper.report_noisy_max4") == math.inf
     assert lib.known_epsilon("dpsniper.svt6") is None and d.UPPER_BOUND["dpsniper.svt6"] == 0.5
+
+
+def test_svt3_true_epsilon_is_attained_far_below_the_threshold():
+    """SVT3 (c = 1, 10 queries, eps1 = eps2 = 0.05): the output "9 FALSE, then the value v"
+    has density  f(v - q_10) * int f_rho(r) prod_{i<10} F(r + T - q_i) 1[r <= v - T] dr
+    (F, f: the Laplace(c/eps2) cdf and density). For v <= -T - 1 every argument lies in the
+    Laplace's left tail, where F(x - 1)/F(x) = f(x - 1)/f(x) = exp(-eps2/c) exactly, so the
+    log-ratio of q = (0,...,0) to q' = (1,...,1) is 10 eps2/c = 0.5, the library's
+    stated true epsilon (and each factor's bound at a fixed r shows nothing exceeds it).
+    Computed here by quadrature on a grid (the ratio of two sums with the same weights, so
+    the grid's error cancels to rounding)."""
+    from scipy import stats
+
+    eps2, T, v = 0.05, 1.0, -40.0
+    nu = stats.laplace(scale=1 / eps2)
+    r = np.linspace(-800.0, v - T, 400_001)
+    f_rho = stats.laplace(scale=1 / 0.05).pdf(r)
+
+    def density(q: float) -> float:
+        below = np.exp(9 * nu.logcdf(r + T - q))
+        return float(np.sum(f_rho * below)) * nu.pdf(v - q)
+
+    assert math.log(density(0.0) / density(1.0)) == pytest.approx(0.5, abs=1e-9)
+    assert lib.known_epsilon("dpsniper.svt3") == pytest.approx(0.5)
+    assert d.svt3.true_epsilon == pytest.approx(0.5)
+    assert "dpsniper.svt3" not in d.UPPER_BOUND

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.loading import USER_MODULE_PREFIX
 from ..core.mechanism import Mechanism
 from ..core.noise import Sampler
 from ..core.seeds import SeedLike, as_seed, seed_sequence
@@ -155,7 +156,6 @@ class ProcessPool:
 DASK_TIMEOUT = 10.0
 HANDSHAKE_TIMEOUT = 2.0   # a scheduler that accepted the connection answers in milliseconds
 DASK_PORT = 8786
-USER_MODULE_PREFIX = "_privet_user_"  # modules privet.cli_support.load_object makes from files
 
 
 def _local_module(name: str | None) -> bool:
@@ -174,7 +174,7 @@ class _ByValue(Mechanism):
 
     ``Mechanism.__reduce__`` pickles by reference (module and name), which fails on a worker
     for a mechanism defined in ``__main__`` or in a user file loaded by
-    :func:`privet.cli_support.load_object`; this copy ships its function's code instead and
+    :func:`privet.core.loading.load_object`; this copy ships its function's code instead and
     arrives as a plain :class:`Mechanism`.
     """
 

@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import PrivetError
-from ..core.mechanism import Mechanism
+from ..core.loading import load_object
+from ..core.mechanism import Mechanism, as_mechanism
 from . import dpfinder, dpsniper, faier, floats, gaussian, kolahal, libs, statdp, wmc
 
 PAPERS: dict[str, str] = {
@@ -115,6 +116,15 @@ def get(name: str) -> Mechanism:
         close = [bare[b] for b in difflib.get_close_matches(key, list(bare), n=3, cutoff=0.5)]
     hint = f"did you mean {' or '.join(close)}?" if close else "see 'privet list'."
     raise PrivetError(f"no library mechanism named {name!r}; {hint}")
+
+
+def load(target: str, epsilon: float | None = None) -> Mechanism:
+    """A library mechanism by name (``statdp.svt``) or a user's mechanism by
+    ``module:name`` / ``path/to/file.py:name`` (a plain function is wrapped as
+    :func:`privet.as_mechanism` does), with its claimed epsilon replaced when given."""
+    if ":" not in target:
+        return get(target) if epsilon is None else get(target).replace(epsilon=epsilon)
+    return as_mechanism(load_object(target), epsilon=epsilon)
 
 
 def opt_in() -> dict[str, Mechanism]:

@@ -207,11 +207,12 @@ def svt2(noise, a, *, epsilon, c=SVT_C, T=1.0):
 
 @mechanism(name="dpsniper.svt3", epsilon=EPSILON, neighbors=all_differ(1), domain=REAL_10,
            output=Output.numeric(sentinels=("FALSE", "ABORTED"), variable=True),
-           args={"c": SVT_C, "T": 1.0}, true_epsilon=None,
+           args={"c": SVT_C, "T": 1.0}, true_epsilon=10 * EPSILON / (2 * SVT_C),
            source=f"{PAPER}, Sec. VI (Lyu et al., Alg. 3)")
 def svt3(noise, a, *, epsilon, c=SVT_C, T=1.0):
     """SVT3: nu ~ Lap(2c/eps); releases the noisy answer above the threshold, FALSE below,
-    ABORTED after c answers above. Lyu et al. bound it by ((1 + 3c)/2) eps (0.2 for c = 1)."""
+    ABORTED after c answers above. Its epsilon grows with the number of queries n: n eps/(2c)
+    (0.5 for 10 queries, c = 1; see TRUE_EPSILON_NOTES), Lyu et al.'s "not private"."""
     c = positive_int("c", c)
     noisy, above = lyu_alg3(noise, a, epsilon, T, c)
     return _stop_after(above, ops.where(above, noisy, FALSE), c)
@@ -395,7 +396,10 @@ TRUE_EPSILON_NOTES = {
     "dpsniper.truncated_geometric": "exact (every output's ratio is 1 + 2^-k)",
     "dpsniper.report_noisy_max3": "n eps / 2 for n = 5 queries (StatDP)",
     "dpsniper.report_noisy_max4": "outputs below max(a') are impossible under a'",
-    "dpsniper.svt3": "not known exactly; Lyu et al. bound it by 2 eps = 0.2 for c = 1",
+    "dpsniper.svt3": "n eps / (2c) = 0.5 for n = 10, c = 1: each FALSE and the released "
+                     "value cost at most eps/(2c) at a fixed threshold, with equality far "
+                     "below it (c - 1 values, then n - c FALSE, the last value at query n); "
+                     "it grows with n (Lyu et al.: not eps'-DP for any eps')",
     "dpsniper.svt4": "not known exactly; Lyu et al. bound it by 7 eps / 4 = 0.175 for c = 1",
     "dpsniper.svt5": "answers impossible on one side",
     "dpsniper.svt6": "not known exactly; at most 10 x eps / 2 = 0.5 for 10 queries",
@@ -409,7 +413,7 @@ TRUE_EPSILON_NOTES = {
 }
 
 # Upper bounds from the literature where the exact value is not known (for reports).
-UPPER_BOUND = {"dpsniper.svt3": 2 * EPSILON, "dpsniper.svt4": 7 * EPSILON / 4,
+UPPER_BOUND = {"dpsniper.svt4": 7 * EPSILON / 4,
                "dpsniper.svt6": 10 * EPSILON / 2, "dpsniper.numerical_svt": EPSILON}
 
 
@@ -424,7 +428,7 @@ KNOWN: dict[str, Callable[[float, int | None, Mapping[str, Any]], float | None]]
     "dpsniper.report_noisy_max4": lambda e, n, a: math.inf,
     "dpsniper.svt1": lambda e, n, a: e if int(a.get("c", 1)) == 1 else None,
     "dpsniper.svt2": lambda e, n, a: e if int(a.get("c", 1)) == 1 else None,
-    "dpsniper.svt3": lambda e, n, a: None,
+    "dpsniper.svt3": lambda e, n, a: (10 if n is None else n) * e / (2 * int(a.get("c", 1))),
     "dpsniper.svt4": lambda e, n, a: None,
     "dpsniper.svt5": lambda e, n, a: math.inf,
     "dpsniper.svt6": lambda e, n, a: None,

@@ -515,7 +515,7 @@ def from_spec(spec: Mapping, *, allow_code: bool = False) -> Scenario:
         raise
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError,
             OverflowError, RecursionError) as err:
-        from ..cli_support import _oneline
+        from ..core.loading import one_line as _oneline
 
         raise InputError(f"the spec is malformed: {_oneline(err)}") from None
 
@@ -609,7 +609,7 @@ def _build(spec: Mapping) -> Scenario:
         changes = {k: spec[k] for k in ("k", "epsilon", "name") if k in spec}
         return replace(sc, **changes)
     if "mechanism" in spec:
-        from ..cli_support import load_mechanism
+        from ..mechanisms import load as load_mechanism
 
         mech = load_mechanism(str(spec["mechanism"]))
         sc = mechanism_scenario(mech, spec.get("inputs"), spec.get("args"),

@@ -73,7 +73,7 @@ def load_sketch(target: str) -> Sketch:
         from ..mechanisms.kolahal_sketches import get
 
         return get(target)
-    from ..cli_support import load_object
+    from ..core.loading import load_object
 
     obj = load_object(target)
     if not isinstance(obj, Sketch):
