@@ -226,26 +226,23 @@ class Session:
         plan = self.plans[s.group]
         return int(count_events(plan, s.final[look], np.array([cand]))[0])
 
-    def _flat(self) -> tuple:
+    @functools.cached_property
+    def _layout(self) -> tuple:
         """Every (pair, candidate) of the search in one flat layout (fixed for the session):
-        pair ids, candidate ids, and the positions of their counts on D1 and D2 in the
-        concatenated selection counts of all inputs."""
-        flat = self.__dict__.get("_flat_cache")
-        if flat is None:
-            sizes = np.array([self.plans[s.group].start.size for s in self.sources])
-            offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            pids, cands = [], []
-            for pi, pair in enumerate(self.pairs):
-                plan = self.plans[pair.group]
-                idx = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
-                pids.append(np.full(idx.size, pi))
-                cands.append(idx)
-            pid, cand = np.concatenate(pids), np.concatenate(cands)
-            s1 = np.array([p.s1 for p in self.pairs])[pid]
-            s2 = np.array([p.s2 for p in self.pairs])[pid]
-            flat = self.__dict__["_flat_cache"] = (pid, cand, s1, s2, offset[s1] + cand,
-                                                   offset[s2] + cand)
-        return flat
+        pair ids, candidate ids, the inputs D1 and D2, and the positions of their counts in
+        the concatenated selection counts of all inputs."""
+        sizes = np.array([self.plans[s.group].start.size for s in self.sources])
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        pids, cands = [], []
+        for pi, pair in enumerate(self.pairs):
+            plan = self.plans[pair.group]
+            idx = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
+            pids.append(np.full(idx.size, pi))
+            cands.append(idx)
+        pid, cand = np.concatenate(pids), np.concatenate(cands)
+        s1 = np.array([p.s1 for p in self.pairs])[pid]
+        s2 = np.array([p.s2 for p in self.pairs])[pid]
+        return pid, cand, s1, s2, offset[s1] + cand, offset[s2] + cand
 
     # -- Algorithm 3 ------------------------------------------------------------------------
     def select(self, epsilon: float) -> list[Selection]:
@@ -255,7 +252,7 @@ class Session:
         pair's ``SHORTLIST`` best (by the normal approximation) get the exact p-value."""
         assert self.sel_counts is not None
         sel_n = np.array([s.sel_n for s in self.sources], dtype=np.int64)
-        pid, cand, s1, s2, at1, at2 = self._flat()
+        pid, cand, s1, s2, at1, at2 = self._layout
         counts = np.concatenate(self.sel_counts)
         c1, c2, n1, n2 = counts[at1], counts[at2], sel_n[s1], sel_n[s2]
         keep = np.flatnonzero(count_filter(c1, c2, np.minimum(n1, n2), epsilon))
