@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from ..core.errors import InputError, MechanismError, PrivetError, advice, check_epsilon
 from ..core.mechanism import Mechanism, as_mechanism
@@ -46,7 +47,7 @@ from ..core.results import Counterexample, say_found
 from ..core.seeds import as_seed
 from ..execution import get_executor, map_reduce
 from ..execution.progress import progress_bar
-from ..stats.hypothesis import approx_pvalue, count_filter, thinned_fisher_pvalue
+from ..stats.hypothesis import approx_z, count_filter, thinned_fisher_pvalue
 from ..stats.sequential import CONTINUE, REJECT, Design, Step, schedule, sequential_step
 from . import trace as tr
 from .histograms import event_histograms
@@ -254,13 +255,20 @@ class Session:
         sel_n = np.array([s.sel_n for s in self.sources], dtype=np.int64)
         pid, cand, s1, s2, at1, at2 = self._layout
         counts = np.concatenate(self.sel_counts)
-        c1, c2, n1, n2 = counts[at1], counts[at2], sel_n[s1], sel_n[s2]
+        c1, c2 = counts[at1], counts[at2]
+        if sel_n.min() == sel_n.max():  # every input grows alike: one sample size
+            n1 = n2 = sel_n[0]
+        else:
+            n1, n2 = sel_n[s1], sel_n[s2]
         keep = np.flatnonzero(count_filter(c1, c2, np.minimum(n1, n2), epsilon))
-        pid, cand, c1, c2, n1, n2 = pid[keep], cand[keep], c1[keep], c2[keep], n1[keep], \
-            n2[keep]
-        top = approx_pvalue(c1, c2, n1, n2, epsilon)
-        bot = approx_pvalue(c2, c1, n2, n1, epsilon)
-        score = np.minimum(top, bot)
+        pid, cand, c1, c2 = pid[keep], cand[keep], c1[keep], c2[keep]
+        if np.ndim(n1):
+            n1, n2 = n1[keep], n2[keep]
+        z_top = approx_z(c1, c2, n1, n2, epsilon)
+        z_bot = approx_z(c2, c1, n2, n1, epsilon)
+        # Phi(-z) is monotone: min(Phi(-z_top), Phi(-z_bot)) = Phi(-max(z_top, z_bot)), one
+        # normal tail per candidate instead of two
+        score = special.ndtr(-np.maximum(z_top, z_bot))
         # the kept entries of each pair are contiguous, in candidate order
         bounds = np.searchsorted(pid, np.arange(len(self.pairs) + 1))
         picks = []
@@ -278,8 +286,9 @@ class Session:
             )
         j = np.concatenate(picks)
         pis, cands, approx = pid[j], cand[j], score[j]
-        dirs = np.where(top[j] <= bot[j], 0, 1)
-        a1, a2, n1, n2 = c1[j], c2[j], n1[j], n2[j]
+        dirs = np.where(special.ndtr(-z_top[j]) <= special.ndtr(-z_bot[j]), 0, 1)
+        a1, a2 = c1[j], c2[j]
+        n1, n2 = (n1[j], n2[j]) if np.ndim(n1) else (np.full(j.size, n1), np.full(j.size, n2))
         first = np.where(dirs == 0, a1, a2)
         second = np.where(dirs == 0, a2, a1)
         nf, ns = np.where(dirs == 0, n1, n2), np.where(dirs == 0, n2, n1)

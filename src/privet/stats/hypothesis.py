@@ -153,6 +153,12 @@ def approx_pvalue(c1, c2, n1, n2, epsilon: float) -> np.ndarray:
     Averaging ``Phi(-(x - b)/s)`` over a normal x gives ``Phi(-(m - b)/sqrt(s^2 + tau^2))``,
     which is what is returned. Used only to shortlist events; reported p-values are exact.
     """
+    return special.ndtr(-approx_z(c1, c2, n1, n2, epsilon))
+
+
+def approx_z(c1, c2, n1, n2, epsilon: float) -> np.ndarray:
+    """The z statistic of :func:`approx_pvalue` (``p = Phi(-z)``): ranking events by it
+    needs no normal tail, and the larger of two z's gives the smaller of two p-values."""
     c1 = np.asarray(c1, dtype=float)
     c2 = np.asarray(c2, dtype=float)
     n1 = np.asarray(n1, dtype=float)
@@ -163,9 +169,8 @@ def approx_pvalue(c1, c2, n1, n2, epsilon: float) -> np.ndarray:
     pooled = (c1 * q + c2) / (n1 + n2)
     var = pooled * (1 - pooled) * (1 / n1 + 1 / n2) + c1 * q * (1 - q) / n1**2
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(var > 0, (a - b) / np.sqrt(np.where(var > 0, var, 1.0)),
-                     np.where(a > b, np.inf, -np.inf))
-    return special.ndtr(-z)
+        return np.where(var > 0, (a - b) / np.sqrt(np.where(var > 0, var, 1.0)),
+                        np.where(a > b, np.inf, -np.inf))
 
 
 def count_filter(c1, c2, n: int, epsilon: float) -> np.ndarray:
@@ -173,4 +178,4 @@ def count_filter(c1, c2, n: int, epsilon: float) -> np.ndarray:
     return (np.asarray(c1) + np.asarray(c2)) >= 0.001 * n * math.exp(float(epsilon))
 
 
-__all__ = ["approx_pvalue", "count_filter", "pvalues", "thinned_fisher_pvalue"]
+__all__ = ["approx_pvalue", "approx_z", "count_filter", "pvalues", "thinned_fisher_pvalue"]
