@@ -202,8 +202,10 @@ class Session:
                 self._set_selection(s, hist, self.n_select)
         self.sel_counts = [count_events(self.plans[s.group], s.sel_hist) for s in self.sources]
 
-    def grow_selection(self, pairs: Sequence[int], target: int) -> None:
-        """Draw more selection samples for the inputs of ``pairs``, up to ``target`` each."""
+    def grow_selection(self, pairs: Sequence[int], target: int) -> bool:
+        """Draw more selection samples for the inputs of ``pairs``, up to ``target`` each;
+        whether any input got more."""
+        grew = False
         for pi in pairs:
             for si in (self.pairs[pi].s1, self.pairs[pi].s2):
                 s = self.sources[si]
@@ -213,6 +215,8 @@ class Session:
                 more = self._draw(s, target - s.sel_n, (PHASE_SELECT, s.index, s.sel_batches),
                                   "detect: selection samples")
                 self._set_selection(s, s.sel_hist + more, target)
+                grew = True
+        return grew
 
     def final_counts(self, s: Source, cand: int, look: int) -> int:
         """The count of candidate ``cand`` in the first ``design.looks[look]`` fresh samples
@@ -336,8 +340,8 @@ class Session:
                     # and a futility stop on a weaker event would miss it)
                     target = int(min(self.n_select, max(PILOT, self.n_select * n /
                                                         design.budget)))
-                    self.grow_selection(range(len(self.pairs)), target)
-                    sels = self.select(epsilon)
+                    if self.grow_selection(range(len(self.pairs)), target):
+                        sels = self.select(epsilon)  # else the same counts, the same choice
                 sel = sels[0]
                 ca, cb, n = self._oriented(sel, look)
             except KeyboardInterrupt:
