@@ -87,10 +87,11 @@ def thinned_fisher_pvalue(c1, c2, n1, n2, epsilon: float) -> np.ndarray:
 
 
 def _log_pmfs(anchor: np.ndarray, ratio: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Log pmf over a row of consecutive k: its value at the row's first k plus the
-    running sum of log(pmf(k + 1) / pmf(k)) (two logs per cell where log-gamma of every
-    cell would take nine; the running sum over at most a few thousand terms keeps about
-    1e-13 relative accuracy)."""
+    """Log pmf over each row of consecutive k: its value ``anchor`` at the row's first k
+    plus the running sum of log(pmf(k + 1) / pmf(k)) = log ``ratio`` -- one log per cell,
+    where log-gamma takes three per binomial coefficient. The accuracy is that of the
+    log-gamma form: 2e-12 relative against 40-digit arithmetic at n = 1,000, and the two
+    agree within 3e-9 up to n = 500,000, where log-gamma's own rounding is of that order."""
     with np.errstate(divide="ignore", invalid="ignore"):
         steps = np.where(valid[:, :-1], np.log(ratio[:, :-1]), 0.0)
     out = np.empty(ratio.shape)
@@ -112,9 +113,10 @@ def _block(c1, c2, n1, n2, lo, hi, q) -> np.ndarray:
     # hypergeometric pmf h(k; N_k), N_k = k + c2 draws of which N_k - k = c2 from the second
     # urn: h(k) = C(n1, k) C(M - n1, c2) / C(M, k + c2), so
     # h(k + 1) / h(k) = (n1 - k) (k + c2 + 1) / ((k + 1) (M - k - c2))
-    lo_f, c2_1, m_1, n1_1 = lo.astype(float), c2.astype(float), (n1 + n2).astype(float), \
+    # per event (1-D): the first thinned value and the urn
+    k0, c2e, me, n1e = lo.astype(float), c2.astype(float), (n1 + n2).astype(float), \
         n1.astype(float)
-    h0 = (_log_comb(n1_1, lo_f) + _log_comb(m_1 - n1_1, c2_1) - _log_comb(m_1, lo_f + c2_1))
+    h0 = _log_comb(n1e, k0) + _log_comb(me - n1e, c2e) - _log_comb(me, k0 + c2e)
     with np.errstate(divide="ignore", invalid="ignore"):  # cells past hi: masked
         step_h = (n1f - kk) * (draws + 1.0) / ((kk + 1.0) * (big_m - draws))
     logh = _log_pmfs(h0, step_h, valid)
@@ -126,8 +128,8 @@ def _block(c1, c2, n1, n2, lo, hi, q) -> np.ndarray:
     # Binomial(c1, q) pmf, by the same recurrence: w(k + 1) / w(k) = (c1 - k) q / ((k + 1)(1 - q))
     c1f = c1[:, None].astype(float)
     if q < 1:
-        c1_1 = c1.astype(float)
-        w0 = _log_comb(c1_1, lo_f) + lo_f * math.log(q) + (c1_1 - lo_f) * math.log1p(-q)
+        c1e = c1.astype(float)
+        w0 = _log_comb(c1e, k0) + k0 * math.log(q) + (c1e - k0) * math.log1p(-q)
         logw = _log_pmfs(w0, (c1f - kk) * q / ((kk + 1.0) * (1.0 - q)), valid)
     else:
         logw = np.where(kk == c1f, 0.0, -np.inf)
