@@ -4,6 +4,7 @@
     python benchmarks/suite_error_control.py --quick    # 20 runs
     python benchmarks/suite_error_control.py --runs 200 --skip-full
     python benchmarks/suite_error_control.py --full-only     # only the full-size check
+    python benchmarks/suite_error_control.py --full-only --against 05c84c9^  # before issue 12
 
 1. ``--runs`` seeded runs of the suite's statistical engines (detect and search, ``--quick``
    sample sizes) over the library. A run "cries wolf" when any mechanism whose claim is
@@ -151,18 +152,19 @@ print(json.dumps({{"red": sorted(ln.mechanism for ln in res.lines
 """
 
 
-def full_size_check() -> None:
+def full_size_check(against: str = "main") -> None:
     ok, bad = correct_and_broken()
-    src = baseline_src("main")
+    src = baseline_src(against)
     code = FULL.format(engines=list(ENGINES))
-    print("\nfull sample sizes, seed 0, statistical engines (detect, search):")
+    print(f"\nfull sample sizes, seed 0, statistical engines (detect, search); today = "
+          f"{against}:")
     ours = run_python(code)
     today = run_python(code, src) if src is not None else None
     if today is None:
         print("  (git cannot give main's code here; today's flags not measured)")
         today = {"red": [], "seconds": float("nan")}
     lost = sorted((set(today["red"]) & bad) - set(ours["red"]))
-    print(f"  incorrect mechanisms flagged today (main): {len(set(today['red']) & bad)} of "
+    print(f"  incorrect mechanisms flagged today ({against}): {len(set(today['red']) & bad)} of "
           f"{len(bad)}; flagged now: {len(set(ours['red']) & bad)}; lost: "
           f"{', '.join(lost) or 'none'}")
     print(f"  correct mechanisms flagged today: "
@@ -179,6 +181,9 @@ def main() -> None:
     ap.add_argument("--skip-full", action="store_true", help="skip the full-size comparison")
     ap.add_argument("--full-only", action="store_true",
                     help="only the full-size comparison with main")
+    ap.add_argument("--against", default="main", metavar="REF",
+                    help="the git revision whose flags the full-size check keeps (default "
+                         "main; e.g. 05c84c9^, the code before issue 12's changes)")
     ap.add_argument("--report-only", action="store_true",
                     help="print the figures of the runs saved so far")
     opts = ap.parse_args()
@@ -190,12 +195,12 @@ def main() -> None:
         report_runs([r for r in recs if r.get("quick")])
         return
     if opts.full_only:
-        full_size_check()
+        full_size_check(opts.against)
         return
     print(f"{runs} seeded suite runs, quick sizes (resumable: {path.relative_to(OUT.parent)})")
     report_runs(seeded_runs(runs, True, path))
     if not opts.skip_full:
-        full_size_check()
+        full_size_check(opts.against)
 
 
 if __name__ == "__main__":

@@ -55,14 +55,22 @@ def test_integer_outputs_get_equality_events():
     assert {"ω[0] = 0", "ω[0] = 4"} <= texts
 
 
-def test_variable_length_categorical_hamming_count_length():
-    rng = np.random.default_rng(4)
-    n, m = 3000, 6
+VARIABLE_BOOLS = Output.categorical((0, 1), sentinels=("ABORTED",), variable=True)
+
+
+def _variable_bools(seed: int, n: int, m: int) -> np.ndarray:
+    """0/1 answers, padded with ABORTED after a random stop (sparse-vector outputs)."""
+    rng = np.random.default_rng(seed)
     out = rng.integers(0, 2, (n, m)).astype(float)
     stop = rng.integers(1, m + 1, n)
     out[np.arange(m)[None, :] >= stop[:, None]] = ABORTED
-    spec = Output.categorical((0, 1), sentinels=("ABORTED",), variable=True)
-    plan, _ = _check_all_counts(out, spec, refs=[[1, 0, ABORTED, ABORTED, ABORTED, ABORTED]])
+    return out
+
+
+def test_variable_length_categorical_hamming_count_length():
+    out = _variable_bools(4, 3000, 6)
+    plan, _ = _check_all_counts(out, VARIABLE_BOOLS,
+                                refs=[[1, 0, ABORTED, ABORTED, ABORTED, ABORTED]])
     kinds = {f.kind for f in plan.features}
     assert {"hamming", "count", "length", "catcoord"} <= kinds
 
@@ -90,3 +98,25 @@ def test_mixed_outputs_cross_products():
 def test_no_event_for_empty_outputs():
     with pytest.raises(NoEventError):
         infer_schema(_Spec(Output()), [("x", np.zeros((10, 0)))])
+
+
+def test_categorical_rows_reduced_chunk_by_chunk_match_one_pass():
+    # the codes of a categorical row are computed once per plan and looked up in later
+    # chunks: chunks that bring new rows (and a value the pilot never showed) must still give
+    # the histogram of one pass over every row (the row-by-row code path)
+    n = 2000
+    out = _variable_bools(5, n, 7)
+    pilot = out[:200]
+    schema = infer_schema(_Spec(VARIABLE_BOOLS), [("x", pilot)])
+    plan = build_plan(schema, pilot, np.array([pilot[0]]))
+    later = out.copy()
+    later[::50, 0] = 3.0  # a category outside the pilot's values
+    chunks = np.array_split(later, 9)
+    red = Reducer(plan)
+    hist = sum(red(c) for c in chunks)
+    assert plan.row_codes is not None and 0 < plan.row_codes[0].size < n  # rows repeat
+    from privet.detect.space import _context
+
+    ctx = _context(later, plan)
+    codes = np.concatenate([f.codes(ctx) + f.offset for f in plan.features])
+    assert np.array_equal(hist, np.bincount(codes, minlength=plan.total))

@@ -132,3 +132,18 @@ def test_negated_comparisons_are_centred_too():
     # the branches diverge for 1 <= T < 2; the centre is 1.5, not a boundary or a tie
     plan = maxsmt_args(strictly_above, np.ones(5), np.full(5, 2.0), {})
     assert plan.args["T"] == 1.5
+
+
+def test_term_scan_finds_if_then_else_and_named_constants():
+    import z3
+
+    from privet.detect.trace import _Scan
+
+    t, n = z3.Real("T"), z3.Int("N")
+    x = z3.Real("__x0")
+    shared = z3.If(t <= 1, 1, 0)
+    plain, with_ite, inputs_only = x + t >= 1, z3.ToReal(n) <= 0.5 + shared, x >= 2
+    scan = _Scan(z3, {"T", "N"})
+    assert [scan.has_ite(c) for c in (plain, with_ite, inputs_only)] == [False, True, False]
+    assert [scan.mentions(c) for c in (plain, with_ite, inputs_only)] == [True, True, False]
+    assert not _Scan(z3, {"Q"}).mentions(with_ite)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,30 +35,30 @@ def load_object(target: str) -> Any:
             raise PrivetError(f"cannot import {where!r} as a Python file.")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except PrivetError as err:
-            raise err.with_prefix(f"in {where!r}: ") from err
-        except SystemExit as err:
-            raise PrivetError(f"importing {where!r} called sys.exit({err.code!r}); a "
-                              "mechanism file must not exit the program.") from None
-        except Exception as err:
-            raise PrivetError(f"importing {where!r} failed: {one_line(err)}") from err
+        _import(lambda: spec.loader.exec_module(module), repr(where), "file",
+                f"importing {where!r} failed")
     else:
         if "" not in sys.path and str(Path.cwd()) not in sys.path:
             sys.path.insert(0, str(Path.cwd()))  # like `python -m`: modules beside you import
-        try:
-            module = importlib.import_module(where)
-        except PrivetError as err:
-            raise err.with_prefix(f"in module {where!r}: ") from err
-        except SystemExit as err:
-            raise PrivetError(f"importing module {where!r} called sys.exit({err.code!r}); a "
-                              "mechanism module must not exit the program.") from None
-        except Exception as err:
-            raise PrivetError(f"cannot import module {where!r}: {one_line(err)}") from err
+        module = _import(lambda: importlib.import_module(where), f"module {where!r}", "module",
+                         f"cannot import module {where!r}")
     if not hasattr(module, attr):
         raise PrivetError(f"{where!r} has no {attr!r}{suggest_name(module, attr)}")
     return getattr(module, attr)
+
+
+def _import(run: Callable[[], Any], what: str, kind: str, failed: str) -> Any:
+    """``run()``, with what the user's code raised while importing turned into one sentence
+    (a PrivetError keeps its own, prefixed with where it came from)."""
+    try:
+        return run()
+    except PrivetError as err:
+        raise err.with_prefix(f"in {what}: ") from err
+    except SystemExit as err:
+        raise PrivetError(f"importing {what} called sys.exit({err.code!r}); a mechanism "
+                          f"{kind} must not exit the program.") from None
+    except Exception as err:
+        raise PrivetError(f"{failed}: {one_line(err)}") from err
 
 
 def one_line(err: BaseException) -> str:

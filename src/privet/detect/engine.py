@@ -32,12 +32,14 @@ is fixed in advance. ``sequential=False`` runs the fixed-size test of the paper 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from ..core.errors import InputError, MechanismError, PrivetError, advice, check_epsilon
 from ..core.mechanism import Mechanism, as_mechanism
@@ -45,7 +47,7 @@ from ..core.results import Counterexample, say_found
 from ..core.seeds import as_seed
 from ..execution import get_executor, map_reduce
 from ..execution.progress import progress_bar
-from ..stats.hypothesis import approx_pvalue, count_filter, thinned_fisher_pvalue
+from ..stats.hypothesis import approx_z, count_filter, thinned_fisher_pvalue
 from ..stats.sequential import CONTINUE, REJECT, Design, Step, schedule, sequential_step
 from . import trace as tr
 from .histograms import event_histograms
@@ -129,6 +131,7 @@ class Outcome:
     look: int
     selection: Selection
     interrupted: bool = False
+    ranking: list = field(default_factory=list)  # every pair's selection at that look
 
 
 @dataclass
@@ -161,7 +164,7 @@ class Session:
     def n_candidates(self) -> int:
         return int(sum(p.start.size for p in self.plans))
 
-    @property
+    @functools.cached_property
     def design(self) -> Design:
         looks = schedule(self.n_final) if self.sequential else (self.n_final,)
         return Design(looks, self.alpha)
@@ -199,8 +202,10 @@ class Session:
                 self._set_selection(s, hist, self.n_select)
         self.sel_counts = [count_events(self.plans[s.group], s.sel_hist) for s in self.sources]
 
-    def grow_selection(self, pairs: Sequence[int], target: int) -> None:
-        """Draw more selection samples for the inputs of ``pairs``, up to ``target`` each."""
+    def grow_selection(self, pairs: Sequence[int], target: int) -> bool:
+        """Draw more selection samples for the inputs of ``pairs``, up to ``target`` each;
+        whether any input got more."""
+        grew = False
         for pi in pairs:
             for si in (self.pairs[pi].s1, self.pairs[pi].s2):
                 s = self.sources[si]
@@ -210,6 +215,8 @@ class Session:
                 more = self._draw(s, target - s.sel_n, (PHASE_SELECT, s.index, s.sel_batches),
                                   "detect: selection samples")
                 self._set_selection(s, s.sel_hist + more, target)
+                grew = True
+        return grew
 
     def final_counts(self, s: Source, cand: int, look: int) -> int:
         """The count of candidate ``cand`` in the first ``design.looks[look]`` fresh samples
@@ -224,56 +231,72 @@ class Session:
         plan = self.plans[s.group]
         return int(count_events(plan, s.final[look], np.array([cand]))[0])
 
-    def _pair_index(self, pi: int) -> np.ndarray:
-        cache = self.__dict__.setdefault("_idx_cache", {})
-        if pi not in cache:
-            pair = self.pairs[pi]
+    @functools.cached_property
+    def _layout(self) -> tuple:
+        """Every (pair, candidate) of the search in one flat layout (fixed for the session):
+        pair ids, candidate ids, the inputs D1 and D2, and the positions of their counts in
+        the concatenated selection counts of all inputs."""
+        sizes = np.array([self.plans[s.group].start.size for s in self.sources])
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        pids, cands = [], []
+        for pi, pair in enumerate(self.pairs):
             plan = self.plans[pair.group]
-            cache[pi] = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
-        return cache[pi]
+            idx = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
+            pids.append(np.full(idx.size, pi))
+            cands.append(idx)
+        pid, cand = np.concatenate(pids), np.concatenate(cands)
+        s1 = np.array([p.s1 for p in self.pairs])[pid]
+        s2 = np.array([p.s2 for p in self.pairs])[pid]
+        return pid, cand, s1, s2, offset[s1] + cand, offset[s2] + cand
 
     # -- Algorithm 3 ------------------------------------------------------------------------
     def select(self, epsilon: float) -> list[Selection]:
-        """EventSelector: the best event of every pair (exact p-value on selection counts)."""
+        """EventSelector: the best event of every pair (exact p-value on selection counts).
+
+        Every candidate of every pair is filtered and scored in one vectorized pass; each
+        pair's ``SHORTLIST`` best (by the normal approximation) get the exact p-value."""
         assert self.sel_counts is not None
         sel_n = np.array([s.sel_n for s in self.sources], dtype=np.int64)
-        shortlist: list[tuple[int, int, int, float]] = []
-        for pi, pair in enumerate(self.pairs):
-            idx = self._pair_index(pi)
-            c1 = self.sel_counts[pair.s1][idx]
-            c2 = self.sel_counts[pair.s2][idx]
-            n1, n2 = sel_n[pair.s1], sel_n[pair.s2]
-            keep = count_filter(c1, c2, min(n1, n2), epsilon)
-            if not np.any(keep):
-                continue
-            idx, c1, c2 = idx[keep], c1[keep], c2[keep]
-            top = approx_pvalue(c1, c2, n1, n2, epsilon)
-            bot = approx_pvalue(c2, c1, n2, n1, epsilon)
-            score = np.minimum(top, bot)
-            k = min(SHORTLIST, score.size)
-            best = np.argpartition(score, k - 1)[:k] if score.size > k else np.arange(score.size)
-            for j in best:
-                shortlist.append((pi, int(idx[j]), 0 if top[j] <= bot[j] else 1, float(score[j])))
-        if not shortlist:
+        pid, cand, s1, s2, at1, at2 = self._layout
+        counts = np.concatenate(self.sel_counts)
+        c1, c2 = counts[at1], counts[at2]
+        if sel_n.min() == sel_n.max():  # every input grows alike: one sample size
+            n1 = n2 = sel_n[0]
+        else:
+            n1, n2 = sel_n[s1], sel_n[s2]
+        keep = np.flatnonzero(count_filter(c1, c2, np.minimum(n1, n2), epsilon))
+        pid, cand, c1, c2 = pid[keep], cand[keep], c1[keep], c2[keep]
+        if np.ndim(n1):
+            n1, n2 = n1[keep], n2[keep]
+        z_top = approx_z(c1, c2, n1, n2, epsilon)
+        z_bot = approx_z(c2, c1, n2, n1, epsilon)
+        # Phi(-z) is monotone: min(Phi(-z_top), Phi(-z_bot)) = Phi(-max(z_top, z_bot)), one
+        # normal tail per candidate instead of two
+        score = special.ndtr(-np.maximum(z_top, z_bot))
+        # the kept entries of each pair are contiguous, in candidate order
+        bounds = np.searchsorted(pid, np.arange(len(self.pairs) + 1))
+        picks = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            if hi - lo > SHORTLIST:
+                picks.append(lo + np.argpartition(score[lo:hi], SHORTLIST - 1)[:SHORTLIST])
+            elif hi > lo:
+                picks.append(np.arange(lo, hi))
+        if not picks:
             raise NoEventError(
                 f"no event over the outputs of {self.mech.name!r} has enough samples to be "
                 f"tested (c_E >= 0.001 n e^eps with n = {int(sel_n.min()):,}, "
                 f"eps = {epsilon:g}; StatDP footnote 3): raise n_select or lower the test "
                 "epsilon."
             )
-        pis = np.array([s[0] for s in shortlist])
-        cands = np.array([s[1] for s in shortlist])
-        dirs = np.array([s[2] for s in shortlist])
-        s1 = np.array([self.pairs[p].s1 for p in pis])
-        s2 = np.array([self.pairs[p].s2 for p in pis])
-        a1 = np.array([self.sel_counts[i][c] for i, c in zip(s1, cands)], dtype=np.int64)
-        a2 = np.array([self.sel_counts[i][c] for i, c in zip(s2, cands)], dtype=np.int64)
-        n1, n2 = sel_n[s1], sel_n[s2]
+        j = np.concatenate(picks)
+        pis, cands, approx = pid[j], cand[j], score[j]
+        dirs = np.where(special.ndtr(-z_top[j]) <= special.ndtr(-z_bot[j]), 0, 1)
+        a1, a2 = c1[j], c2[j]
+        n1, n2 = (n1[j], n2[j]) if np.ndim(n1) else (np.full(j.size, n1), np.full(j.size, n2))
         first = np.where(dirs == 0, a1, a2)
         second = np.where(dirs == 0, a2, a1)
         nf, ns = np.where(dirs == 0, n1, n2), np.where(dirs == 0, n2, n1)
         exact = thinned_fisher_pvalue(first, second, nf, ns, epsilon)
-        approx = np.array([s[3] for s in shortlist])
         best: dict[int, Selection] = {}
         for i in np.lexsort((approx, exact)):
             p = int(pis[i])
@@ -317,8 +340,8 @@ class Session:
                     # and a futility stop on a weaker event would miss it)
                     target = int(min(self.n_select, max(PILOT, self.n_select * n /
                                                         design.budget)))
-                    self.grow_selection(range(len(self.pairs)), target)
-                    sels = self.select(epsilon)
+                    if self.grow_selection(range(len(self.pairs)), target):
+                        sels = self.select(epsilon)  # else the same counts, the same choice
                 sel = sels[0]
                 ca, cb, n = self._oriented(sel, look)
             except KeyboardInterrupt:
@@ -329,7 +352,7 @@ class Session:
             step = sequential_step(ca, cb, n, n, epsilon, design=design, look=look,
                                    previous=previous)
             previous = step.bonferroni
-            outcome = Outcome(step, look, sel)
+            outcome = Outcome(step, look, sel, ranking=sels)
             if step.decision != CONTINUE:
                 break
         assert outcome is not None
@@ -344,8 +367,8 @@ class Session:
         c1 = self.final_counts(srcs[0], sel.cand, look)
         c2 = self.final_counts(srcs[1], sel.cand, look)
         n1 = n2 = int(self.design.looks[look])
-        p_top = float(thinned_fisher_pvalue(c1, c2, n1, n2, epsilon))
-        p_bot = float(thinned_fisher_pvalue(c2, c1, n2, n1, epsilon))
+        p_top, p_bot = (float(v) for v in thinned_fisher_pvalue([c1, c2], [c2, c1], [n1, n2],
+                                                                  [n2, n1], epsilon))
         p_look = p_top if sel.direction == 0 else p_bot
         p = step.p_value if step is not None else p_look
         rejected = step.decision == REJECT if step is not None else p_look <= self.alpha
@@ -576,7 +599,10 @@ def _build_plans(mech: Mechanism, sources: list, pairs: list, pilots: list) -> l
                 ref_index[key] = len(refs)
                 refs.append(ref)
             pair.ref = ref_index[key]
-        pooled = np.concatenate([rows_of(pilots[i][1]).astype(float) for i in members], axis=0)
+        # the pooled pilot places the numeric features' interval endpoints (categorical
+        # outputs have none)
+        pooled = np.empty((0, schema.width)) if schema.categorical else \
+            np.concatenate([rows_of(pilots[i][1]).astype(float) for i in members], axis=0)
         plans.append(build_plan(schema, pooled, np.array(refs)))
     return plans
 
@@ -625,7 +651,8 @@ def test_point(session: Session, epsilon: float, max_candidates: int
     cands = [chosen]
     if not outcome.interrupted:
         try:
-            for sel in session.select(eps)[:max(1, int(max_candidates))]:
+            # the selection samples have not grown since the look that stopped the test
+            for sel in outcome.ranking[:max(1, int(max_candidates))]:
                 if sel.pair == outcome.selection.pair:
                     continue
                 cx = session.counterexample(sel, eps, outcome.look)

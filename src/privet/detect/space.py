@@ -38,6 +38,7 @@ LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0
 CROSS_LEVELS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
 MAX_CATEGORIES = 12
 FINE_BINS = 800
+MAX_CACHED_ROWS = 100_000  # distinct categorical output rows whose codes a plan keeps
 
 
 class NoEventError(PrivetError):
@@ -93,14 +94,28 @@ def infer_schema(mech: Any, pilots: list[tuple[str, np.ndarray]]) -> Schema:
                 f"mechanism {mech.name!r} returns outputs that change type between runs: "
                 f"{first.dtype} on {first_name} but {arr.dtype} on {name}."
             )
-    rows = np.concatenate([rows_of(a).astype(float) for _, a in pilots], axis=0)
-    if rows.shape[1] == 0:
+    width = rows_of(first).shape[1]
+    if width == 0:
         raise NoEventError(
             f"mechanism {mech.name!r} returns empty outputs: no event can be built from them."
         )
-    finite = rows[np.isfinite(rows)]
-    integer = bool(finite.size == 0 or np.all(finite == np.round(finite)))
-    distinct = np.unique(finite) if finite.size else np.array([])
+    # one pilot at a time (small arrays; integer arrays need no finiteness or integrality
+    # check and hold no sentinel)
+    integer, has_false, has_aborted, parts = True, False, False, []
+    for _, arr in pilots:
+        rows = rows_of(arr)
+        if rows.dtype.kind in "iub":
+            finite = rows.ravel()
+        else:
+            rows = rows.astype(float)
+            finite = rows[np.isfinite(rows)]
+            has_false = has_false or bool(np.any(rows == FALSE))
+            has_aborted = has_aborted or bool(np.any(rows == ABORTED))
+            integer = integer and bool(np.all(finite == np.round(finite)))
+        if integer and finite.size:
+            parts.append(_distinct(finite))
+    # only integers can be categories
+    distinct = np.unique(np.concatenate(parts)) if integer and parts else np.array([])
     spec_cat = getattr(mech.output, "kind", "numeric") == "categorical"
     categorical = spec_cat or (integer and distinct.size <= MAX_CATEGORIES)
     if spec_cat and not integer:
@@ -111,12 +126,23 @@ def infer_schema(mech: Any, pilots: list[tuple[str, np.ndarray]]) -> Schema:
     if categorical and distinct.size > 4 * MAX_CATEGORIES:
         categorical = False
     return Schema(
-        width=rows.shape[1], categorical=bool(categorical),
+        width=width, categorical=bool(categorical),
         values=tuple(float(v) for v in distinct) if categorical else (),
-        integer=integer, has_false=bool(np.any(rows == FALSE)),
-        has_aborted=bool(np.any(rows == ABORTED)), dtype_kind=_kind(first),
+        integer=integer, has_false=has_false, has_aborted=has_aborted, dtype_kind=_kind(first),
         shape=tuple(first.shape[1:]),
     )
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of integral ``values``: a histogram when their range is
+    small (linear time; sorting a pilot of every input is slower), else ``np.unique``."""
+    if values.size == 0:
+        return values.astype(float)
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo > 4 * values.size or hi - lo > 1e7:
+        return np.unique(values)
+    seen = np.bincount((values - lo).astype(np.int64), minlength=int(hi - lo) + 1)
+    return np.flatnonzero(seen).astype(float) + lo
 
 
 def _nice_step(span: float, bins: int) -> float:
@@ -261,6 +287,9 @@ class Plan:
     a: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     b: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     k: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # categorical outputs: flat codes of every distinct output row seen so far (sorted row
+    # keys, one row of codes per key), filled by Reducer
+    row_codes: tuple | None = field(default=None, repr=False, compare=False)
 
     def event(self, i: int) -> ev.Event:
         """The core :class:`~privet.core.events.Event` of candidate ``i``."""
@@ -520,24 +549,59 @@ class Reducer:
                 f"{out.dtype} after {'integers' if schema.dtype_kind == 'int' else 'reals'}."
             )
         rows = rows_of(out).astype(float)
-        weights = None
         vals = self.plan.cat_values
         base = len(vals) + 1
         if vals and not any(f.kind == "num" for f in self.plan.features) and \
                 rows.shape[1] * math.log2(base) < 62:
             # categorical outputs repeat: reduce the distinct rows, weighted by their counts
-            idx = np.clip(np.searchsorted(np.asarray(vals), rows), 0, len(vals) - 1)
-            cat = np.where(np.asarray(vals)[idx] == rows, idx, len(vals))
+            cat = np.full(rows.shape, len(vals), dtype=np.int64)  # unknown value: last code
+            for i, v in enumerate(vals):
+                cat[rows == v] = i
             keys = cat @ (base ** np.arange(rows.shape[1], dtype=np.int64))
-            uniq, first, counts = np.unique(keys, return_index=True, return_counts=True)
-            rows = rows[first]
-            weights = counts
+            if base ** rows.shape[1] <= max(1 << 16, 4 * rows.shape[0]):
+                # few possible rows: count them by key, no sort
+                tally = np.bincount(keys)
+                uniq = np.flatnonzero(tally)
+                counts = tally[uniq]
+            else:
+                uniq, counts = np.unique(keys, return_counts=True)
+            codes = self._row_codes(uniq, keys, rows)
+            w = np.repeat(counts, codes.shape[1]).astype(float)
+            return np.rint(np.bincount(codes.ravel(), weights=w,
+                                       minlength=self.plan.total)).astype(np.int64)
         ctx = _context(rows, self.plan)
         codes = np.concatenate([f.codes(ctx) + f.offset for f in self.plan.features])
-        if weights is None:
-            return np.bincount(codes, minlength=self.plan.total).astype(np.int64)
-        w = np.tile(weights, len(self.plan.features)).astype(float)
-        return np.rint(np.bincount(codes, weights=w, minlength=self.plan.total)).astype(np.int64)
+        return np.bincount(codes, minlength=self.plan.total).astype(np.int64)
+
+    def _row_codes(self, keys: np.ndarray, row_keys: np.ndarray, rows: np.ndarray
+                   ) -> np.ndarray:
+        """Flat codes (one column per feature) of the distinct categorical rows with the
+        sorted ``keys`` (``row_keys``: the key of each row of ``rows``): a chunk's features
+        are computed only for rows that no earlier chunk of the session produced (they
+        repeat: a few hundred distinct rows at most for most mechanisms), on the first row
+        of each such key; the others are looked up."""
+        plan = self.plan
+        known, table = plan.row_codes or (np.zeros(0, np.int64), None)
+        pos = np.minimum(np.searchsorted(known, keys), max(known.size - 1, 0))
+        new = ~(known[pos] == keys) if known.size else np.ones(keys.size, bool)
+        if np.any(new):
+            at = np.flatnonzero(np.isin(row_keys, keys[new]))
+            first = at[np.unique(row_keys[at], return_index=True)[1]]  # in key order
+            ctx = _context(rows[first], plan)
+            fresh = np.stack([f.codes(ctx) + f.offset for f in plan.features], axis=1)
+            if known.size + fresh.shape[0] > MAX_CACHED_ROWS:  # too varied to keep
+                out = np.empty((keys.size, fresh.shape[1]), np.int64)
+                out[new] = fresh
+                if known.size:
+                    out[~new] = table[pos[~new]]
+                return out
+            known = np.concatenate([known, keys[new]])
+            table = fresh if table is None else np.concatenate([table, fresh])
+            order = np.argsort(known, kind="stable")
+            known, table = known[order], table[order]
+            plan.row_codes = (known, table)
+            pos = np.searchsorted(known, keys)
+        return table[pos]
 
 
 def count_events(plan: Plan, hist: np.ndarray, index: np.ndarray | None = None) -> np.ndarray:

@@ -476,28 +476,81 @@ def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[
         _, trace = run_trace(mech, x.reshape(shape), sym_args)
     except Exception:
         return None
-    on_args = {v.get_id() for v in syms.values()}
-    seen: dict = {}
-    conds = [c for c in trace.conditions
-             if isinstance(c, z3.BoolRef) and _mentions(z3, c, on_args, seen)]
+    scan = _Scan(z3, {str(v) for v in syms.values()})
+    conds = [c for c in trace.conditions if isinstance(c, z3.BoolRef) and scan.mentions(c)]
     if not conds:
         return None
     pack = z3.Function("__conds", *[z3.BoolSort()] * (len(conds) + 1))(*conds)
+    # z3.substitute checks the sorts of every pair through the Python API: the entries are
+    # fixed and the values repeat, so the substitution arrays are built from kept terms
+    ctx = pack.ctx
+    sources = (z3.Ast * len(entries))(*[e.as_ast() for e in entries])
+    values: dict = {}
 
     def instantiate(v: np.ndarray) -> list:
-        subs = [(e, value(a)) for e, a in zip(entries, np.asarray(v).ravel().tolist())]
-        return z3.simplify(z3.substitute(pack, *subs)).children()
+        vals = np.asarray(v).ravel().tolist()
+        for a in vals:
+            if a not in values:
+                values[a] = value(a)
+        targets = (z3.Ast * len(vals))(*[values[a].as_ast() for a in vals])
+        sub = z3.Z3_substitute(ctx.ref(), pack.as_ast(), len(vals), sources, targets)
+        simple = z3.simplify(z3.ExprRef(sub, ctx))  # referenced while its children are read
+        # the arguments of __conds are Booleans: wrapped as such, without z3's sort dispatch
+        return [z3.BoolRef(z3.Z3_get_app_arg(ctx.ref(), simple.as_ast(), i), ctx)
+                for i in range(len(conds))]
 
     return instantiate
 
 
-def _mentions(z3, term, names: set, seen: dict) -> bool:
-    """Whether ``term`` contains one of the constants whose ids are ``names``."""
-    tid = term.get_id()
-    if tid not in seen:
-        seen[tid] = tid in names if z3.is_const(term) else \
-            any(_mentions(z3, c, names, seen) for c in term.children())
-    return seen[tid]
+class _Scan:
+    """Which z3 terms contain an if-then-else, or a constant of a given name set: one walk
+    over the raw ASTs through the C API, memoized by AST id across every term scanned (the
+    conditions of one mechanism share most of their subterms). The Python API would build
+    (and reference-count) a wrapper object per visited node, and printing a term to search
+    its text is slower still."""
+
+    ITE, NAMED = 1, 2
+
+    def __init__(self, z3, names: set = frozenset()):
+        self.z3, self.names, self.memo = z3, names, {}
+
+    def flags(self, term) -> int:
+        z3, memo = self.z3, self.memo
+        core = z3.z3core
+        ctx = term.ctx.ref()
+        root = term.as_ast()
+        stack = [(root, False)]
+        while stack:
+            a, expanded = stack.pop()
+            aid = core.Z3_get_ast_id(ctx, a)
+            if aid in memo and not expanded:
+                continue
+            if core.Z3_get_ast_kind(ctx, a) != z3.Z3_APP_AST:
+                memo[aid] = 0  # quantifiers and bound variables do not occur here
+                continue
+            app = core.Z3_to_app(ctx, a)
+            n = core.Z3_get_app_num_args(ctx, app)
+            args = [core.Z3_get_app_arg(ctx, app, i) for i in range(n)]
+            if not expanded:
+                stack.append((a, True))
+                stack.extend((c, False) for c in args)
+                continue
+            decl = core.Z3_get_app_decl(ctx, app)
+            kind = core.Z3_get_decl_kind(ctx, decl)
+            f = self.ITE if kind == z3.Z3_OP_ITE else 0
+            if n == 0 and kind == z3.Z3_OP_UNINTERPRETED and self.names and \
+                    core.Z3_get_symbol_string(ctx, core.Z3_get_decl_name(ctx, decl)) in self.names:
+                f |= self.NAMED
+            for c in args:
+                f |= memo[core.Z3_get_ast_id(ctx, c)]
+            memo[aid] = f
+        return memo[core.Z3_get_ast_id(ctx, root)]
+
+    def has_ite(self, term) -> bool:
+        return bool(self.flags(term) & self.ITE)
+
+    def mentions(self, term) -> bool:
+        return bool(self.flags(term) & self.NAMED)
 
 
 # more feasible truth assignments than this and the shared enumeration gives way to one
@@ -566,6 +619,7 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
     solved: dict = {}
     centered: dict = {}
     margins: dict = {}
+    scan = _Scan(z3)
     plans = []
     for c1, c2 in traced:
         i1 = [atom[c.get_id()] for c in c1]
@@ -579,7 +633,7 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
             key = tuple(sorted(truth.items()))
             if key not in centered:
                 centered[key] = _center(z3, syms, hard, [(terms[j], t) for j, t in key],
-                                        timeout_ms, margins)
+                                        timeout_ms, margins, scan)
             values = centered[key] or witness
             args = dict(fixed)
             for name, val in values.items():
@@ -655,7 +709,7 @@ def _maxsmt(z3, syms, hard, terms, i1, i2, cells, timeout_ms, name):
     return truth, satisfied, {n: model.eval(v, model_completion=True) for n, v in syms.items()}
 
 
-def _center(z3, syms, hard, truths, timeout_ms, margins: dict) -> dict | None:
+def _center(z3, syms, hard, truths, timeout_ms, margins: dict, scan: _Scan) -> dict | None:
     """Maximize the slack of every recorded comparison, keeping its truth value."""
     slack = z3.Real("__slack")
     opt = z3.Optimize()
@@ -667,7 +721,7 @@ def _center(z3, syms, hard, truths, timeout_ms, margins: dict) -> dict | None:
     for c, truth in truths:
         key = (c.get_id(), truth)
         if key not in margins:  # a condition's margin atom is the same in every pair
-            margins[key] = (c, _margin_atom(z3, c, slack, truth))
+            margins[key] = (c, _margin_atom(z3, c, slack, truth, scan))
         atom = margins[key][1]
         if atom is None:
             opt.add(c if truth else z3.Not(c))
@@ -683,18 +737,20 @@ def _center(z3, syms, hard, truths, timeout_ms, margins: dict) -> dict | None:
     return {name: m.eval(var, model_completion=True) for name, var in syms.items()}
 
 
-def _margin_atom(z3, c, slack, truth):
+def _margin_atom(z3, c, slack, truth, scan: _Scan):
     """``lhs - rhs >= slack`` (or ``<= -slack``) for a comparison atom or its negation (z3's
     simplifier writes ``a > b`` as ``Not(a <= b)``); None otherwise, and for a comparison
     of if-then-else terms (a count of other branches, say): its difference jumps with those
     branches, so it measures no distance in the arguments and would only cap the slack."""
+    if scan.has_ite(c):
+        return None
     if z3.is_not(c):
-        return _margin_atom(z3, c.arg(0), slack, not truth)
+        return _margin_atom(z3, c.arg(0), slack, not truth, scan)
     if not z3.is_app(c) or c.num_args() != 2:
         return None
     k = c.decl().kind()
     lhs, rhs = c.arg(0), c.arg(1)
-    if not (z3.is_arith(lhs) and z3.is_arith(rhs)) or _has_ite(z3, c, {}):
+    if not (z3.is_arith(lhs) and z3.is_arith(rhs)):
         return None
     diff = z3.ToReal(lhs) - z3.ToReal(rhs) if (lhs.is_int() and rhs.is_int()) else lhs - rhs
     if k in (z3.Z3_OP_GE, z3.Z3_OP_GT):
@@ -702,15 +758,6 @@ def _margin_atom(z3, c, slack, truth):
     if k in (z3.Z3_OP_LE, z3.Z3_OP_LT):
         return diff <= -slack if truth else diff >= slack
     return None
-
-
-def _has_ite(z3, term, seen: dict) -> bool:
-    """Whether ``term`` contains an if-then-else."""
-    tid = term.get_id()
-    if tid not in seen:
-        seen[tid] = z3.is_app_of(term, z3.Z3_OP_ITE) or \
-            any(_has_ite(z3, c, seen) for c in term.children())
-    return seen[tid]
 
 
 def _z3_number(val: Any, default: Any) -> Any:

@@ -86,6 +86,21 @@ def thinned_fisher_pvalue(c1, c2, n1, n2, epsilon: float) -> np.ndarray:
     return out.reshape(shape)
 
 
+def _log_pmfs(anchor: np.ndarray, ratio: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Log pmf over each row of consecutive k: its value ``anchor`` at the row's first k
+    plus the running sum of log(pmf(k + 1) / pmf(k)) = log ``ratio`` -- one log per cell,
+    where log-gamma takes three per binomial coefficient. The accuracy is that of the
+    log-gamma form: 2e-12 relative against 40-digit arithmetic at n = 1,000, and the two
+    agree within 3e-9 up to n = 500,000, where log-gamma's own rounding is of that order."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steps = np.where(valid[:, :-1], np.log(ratio[:, :-1]), 0.0)
+    out = np.empty(ratio.shape)
+    out[:, 0] = anchor
+    np.cumsum(steps, axis=1, out=out[:, 1:])
+    out[:, 1:] += anchor[:, None]
+    return out
+
+
 def _block(c1, c2, n1, n2, lo, hi, q) -> np.ndarray:
     w = int((hi - lo).max()) + 1
     k = lo[:, None] + np.arange(w)[None, :]                      # thinned values
@@ -93,20 +108,31 @@ def _block(c1, c2, n1, n2, lo, hi, q) -> np.ndarray:
     kk = np.where(valid, k, hi[:, None]).astype(float)
     big_m = (n1 + n2)[:, None].astype(float)
     n1f = n1[:, None].astype(float)
-    draws = kk + c2[:, None]
-    # hypergeometric pmf h(k; N_k) and the recurrence terms
-    logh = (_log_comb(n1f, kk) + _log_comb(big_m - n1f, draws - kk)
-            - _log_comb(big_m, draws))
+    c2f = c2[:, None].astype(float)
+    draws = kk + c2f
+    # hypergeometric pmf h(k; N_k), N_k = k + c2 draws of which N_k - k = c2 from the second
+    # urn: h(k) = C(n1, k) C(M - n1, c2) / C(M, k + c2), so
+    # h(k + 1) / h(k) = (n1 - k) (k + c2 + 1) / ((k + 1) (M - k - c2))
+    # per event (1-D): the first thinned value and the urn
+    k0, c2e, me, n1e = lo.astype(float), c2.astype(float), (n1 + n2).astype(float), \
+        n1.astype(float)
+    h0 = _log_comb(n1e, k0) + _log_comb(me - n1e, c2e) - _log_comb(me, k0 + c2e)
+    with np.errstate(divide="ignore", invalid="ignore"):  # cells past hi: masked
+        step_h = (n1f - kk) * (draws + 1.0) / ((kk + 1.0) * (big_m - draws))
+    logh = _log_pmfs(h0, step_h, valid)
     rest = big_m - draws
     ratio = np.where(rest > 0, (rest - n1f + kk) / np.where(rest > 0, rest, 1.0), 0.0)
     terms = np.where(valid & (k < hi[:, None]), np.exp(logh) * ratio, 0.0)
     top = stats.hypergeom.sf(hi - 1, n1 + n2, n1, hi + c2)      # S(hi) = P(X >= hi)
     tails = top[:, None] + np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
-    # Binomial(c1, q) pmf from log-gamma (scipy.stats' per-call overhead dominates here)
+    # Binomial(c1, q) pmf, by the same recurrence: w(k + 1) / w(k) = (c1 - k) q / ((k + 1)(1 - q))
     c1f = c1[:, None].astype(float)
-    with np.errstate(divide="ignore"):
-        logw = _log_comb(c1f, kk) + kk * math.log(q) + (c1f - kk) * math.log1p(-q) \
-            if q < 1 else np.where(kk == c1f, 0.0, -np.inf)
+    if q < 1:
+        c1e = c1.astype(float)
+        w0 = _log_comb(c1e, k0) + k0 * math.log(q) + (c1e - k0) * math.log1p(-q)
+        logw = _log_pmfs(w0, (c1f - kk) * q / ((kk + 1.0) * (1.0 - q)), valid)
+    else:
+        logw = np.where(kk == c1f, 0.0, -np.inf)
     weights = np.where(valid, np.exp(logw), 0.0)
     return np.clip(np.sum(weights * np.minimum(tails, 1.0), axis=1), 0.0, 1.0)
 
@@ -129,6 +155,12 @@ def approx_pvalue(c1, c2, n1, n2, epsilon: float) -> np.ndarray:
     Averaging ``Phi(-(x - b)/s)`` over a normal x gives ``Phi(-(m - b)/sqrt(s^2 + tau^2))``,
     which is what is returned. Used only to shortlist events; reported p-values are exact.
     """
+    return special.ndtr(-approx_z(c1, c2, n1, n2, epsilon))
+
+
+def approx_z(c1, c2, n1, n2, epsilon: float) -> np.ndarray:
+    """The z statistic of :func:`approx_pvalue` (``p = Phi(-z)``): ranking events by it
+    needs no normal tail, and the larger of two z's gives the smaller of two p-values."""
     c1 = np.asarray(c1, dtype=float)
     c2 = np.asarray(c2, dtype=float)
     n1 = np.asarray(n1, dtype=float)
@@ -139,9 +171,8 @@ def approx_pvalue(c1, c2, n1, n2, epsilon: float) -> np.ndarray:
     pooled = (c1 * q + c2) / (n1 + n2)
     var = pooled * (1 - pooled) * (1 / n1 + 1 / n2) + c1 * q * (1 - q) / n1**2
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(var > 0, (a - b) / np.sqrt(np.where(var > 0, var, 1.0)),
-                     np.where(a > b, np.inf, -np.inf))
-    return special.ndtr(-z)
+        return np.where(var > 0, (a - b) / np.sqrt(np.where(var > 0, var, 1.0)),
+                        np.where(a > b, np.inf, -np.inf))
 
 
 def count_filter(c1, c2, n: int, epsilon: float) -> np.ndarray:
@@ -149,4 +180,4 @@ def count_filter(c1, c2, n: int, epsilon: float) -> np.ndarray:
     return (np.asarray(c1) + np.asarray(c2)) >= 0.001 * n * math.exp(float(epsilon))
 
 
-__all__ = ["approx_pvalue", "count_filter", "pvalues", "thinned_fisher_pvalue"]
+__all__ = ["approx_pvalue", "approx_z", "count_filter", "pvalues", "thinned_fisher_pvalue"]
