@@ -95,3 +95,24 @@ def test_nan_outputs_and_changing_shapes_are_one_sentence():
 
     with pytest.raises(MechanismError, match="a scalar in one call and an array"):
         privet.from_blackbox(scalar_or_list).sample([1.0], 50, seed=0)
+
+
+def test_seconds_flag_reaches_search_and_bad_values_name_it(user_file, monkeypatch, capsys):
+    import importlib
+
+    search_module = importlib.import_module("privet.search")  # the package, not the function
+    seen = []
+
+    def fake_search(mech, epsilon=None, **kw):
+        seen.append(kw.get("seconds", "absent"))
+        raise PrivetError("stopped by the test.")
+
+    monkeypatch.setattr(search_module, "search", fake_search)
+    base = ["search", f"{user_file}:vec", "--claimed", "0.5"]
+    for extra in (["--seconds", "0"], ["--seconds", "12.5"], []):
+        assert main(base + extra) == 2  # the fake's error
+    assert seen == [None, 12.5, "absent"]  # 0 is no limit; no flag: search's own default
+    capsys.readouterr()
+    assert main(base + ["--seconds", "-3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--seconds" in err and err.count("\n") == 0 and "Traceback" not in err

@@ -312,6 +312,13 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
                    help="the number of entries of an input")
 
 
+def seconds(text: str) -> float | None:
+    """``--seconds``: a positive wall-time budget, or 0 (also ``none``) for no limit."""
+    if text.strip().lower() in ("0", "none"):
+        return None
+    return real("the time budget", 0.0, None, low_open=True)(text)
+
+
 def float_features(text: str) -> Any:
     """``--float-features``: auto, all, off, or feature names separated by commas."""
     from .attacks.features import check_bit_features

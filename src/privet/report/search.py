@@ -135,6 +135,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--n-cap", type=flags.count("the number of samples"), default=None,
                    help="samples per input of each candidate pair (black boxes: the "
                         "attack's screening sample; white boxes: the estimate's cap)")
+    p.add_argument("--seconds", type=flags.seconds, default=argparse.SUPPRESS, metavar="S",
+                   help="black boxes: the wall time the search and its certificate aim at "
+                        "(default 45; 0: no limit, the full sample sizes, so that --seed "
+                        "replays the same figures on any machine)")
     flags.add_target_options(p)
     flags.add_float_features_option(p)
     add_html_option(p)
@@ -155,6 +159,8 @@ def run_cli(args: argparse.Namespace) -> int:
                        domain=getattr(args, "domain", None), length=getattr(args, "length", None))
     extra = {"n_cap": args.n_cap} if getattr(args, "n_cap", None) else {}
     extra["float_features"] = getattr(args, "float_features", "auto")
+    if hasattr(args, "seconds"):  # absent unless given: search's own default applies
+        extra["seconds"] = args.seconds
     claim = mech.claim
     if getattr(args, "delta", None) is not None or (claim is not None and claim.kind != "pure"):
         from .approx import plot_profile, render_certified
