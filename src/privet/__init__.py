@@ -84,6 +84,32 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
+# The layers above core plug into it here (core never imports them): results render through
+# privet.report, Mechanism.sample draws through privet.execution. Each is imported on first
+# use, so ``import privet`` stays fast.
+def _render_html(obj: Any) -> str:
+    from .report.html import repr_html
+
+    return repr_html(obj)
+
+
+def _render_rich(obj: Any) -> Any:
+    from .report import render_any
+
+    return render_any(obj)
+
+
+def _collect(*args: Any, **kwargs: Any) -> Any:
+    from .execution import collect
+
+    return collect(*args, **kwargs)
+
+
+results.RENDERERS.update(html=_render_html, rich=_render_rich)
+# (the module itself: privet.core.mechanism the name is the decorator)
+importlib.import_module("privet.core.mechanism").SAMPLERS["collect"] = _collect
+
+
 __all__ = [
     "ABORTED", "FALSE", "Domain", "Enumerate", "Mechanism", "Output", "PrivetError", "Replay",
     "Sampler", "detect", "events", "exact", "from_blackbox", "from_statdp", "from_vectorized",

@@ -380,7 +380,7 @@ def _finalists(screened: list[_Screened], k: int, start: tuple | None) -> list[_
     return out
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity (the race asks whether the leader is in a list)
 class _Finalist:
     """A finalist's fitted scores, their threshold grids and its selection counts so far."""
 

@@ -49,6 +49,19 @@ from .seeds import SeedLike
 # Sentinel outputs for variable-length and mixed outputs (StatDP Sec. 4.3): an entry that is
 # FALSE (a categorical answer among numeric ones) or ABORTED (padding after the mechanism
 # stopped). Infinite codes keep them apart from every legal finite value.
+# Mechanism.sample draws through privet.execution (chunked, seeded, Ctrl-C aware); the
+# package (privet/__init__.py) registers its ``collect`` here, so that core never imports
+# the layer above it.
+SAMPLERS: dict[str, Callable[..., np.ndarray]] = {}
+
+
+def _sampler() -> Callable[..., np.ndarray]:
+    try:
+        return SAMPLERS["collect"]
+    except KeyError:  # pragma: no cover - privet/__init__.py always registers it
+        raise RuntimeError("no sampler registered (import privet first).") from None
+
+
 FALSE = -np.inf
 ABORTED = np.inf
 SENTINEL_CODES = {"FALSE": FALSE, "ABORTED": ABORTED}
@@ -343,9 +356,7 @@ class Mechanism:
                seed: SeedLike = None, chunk: int = 200_000) -> np.ndarray:
         """``n`` outputs on ``x``, drawn in chunks from seeds spawned off ``seed`` (an int,
         a numpy Generator or SeedSequence, or None)."""
-        from ..execution import collect
-
-        return collect(self, x, n, args=args, seed=seed, chunk=chunk)
+        return _sampler()(self, x, n, args=args, seed=seed, chunk=chunk)
 
     def distribution(self, x: Any, args: Mapping[str, Any] | None = None, exact: bool = False,
                      cap: int = DEFAULT_ENUMERATION_CAP, grid: Enumerate | None = None

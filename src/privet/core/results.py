@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -22,11 +23,22 @@ from .text import fmt_num, fmt_p, fmt_pvalue, fmt_value, fmt_vec, plain
 _TYPES: dict[str, type] = {}
 
 
-def _repr_html(self: Any) -> str:
-    """Notebook display: the result's HTML report (``privet.report.html``, imported lazily)."""
-    from ..report.html import repr_html
+# How results render is privet.report's business: the package (privet/__init__.py) fills
+# these in -- "html" (an object -> the notebook's HTML) and "rich" (an object -> a rich
+# renderable) -- so that core never imports the layer above it.
+RENDERERS: dict[str, Callable[[Any], Any]] = {}
 
-    return repr_html(self)
+
+def _renderer(kind: str) -> Callable[[Any], Any]:
+    try:
+        return RENDERERS[kind]
+    except KeyError:  # pragma: no cover - privet/__init__.py always registers both
+        raise RuntimeError(f"no {kind} renderer registered (import privet first).") from None
+
+
+def _repr_html(self: Any) -> str:
+    """Notebook display: the result's HTML report (``privet.report.html``)."""
+    return _renderer("html")(self)
 
 
 def result_type(cls: type) -> type:
@@ -70,10 +82,8 @@ def _summary(self: Any, width: int = 100) -> str:
 
     from rich.console import Console
 
-    from ..report import render_any
-
     console = Console(width=width, file=io.StringIO(), record=True)
-    console.print(render_any(self))
+    console.print(_renderer("rich")(self))
     return console.export_text()
 
 

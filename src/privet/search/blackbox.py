@@ -280,7 +280,7 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
                     random_pairs=int(iterations), iterations=int(iterations),
                     finalists=WHITE.finalists, models=tuple(opts.get("models") or WHITE.models),
                     float_features=opts.get("float_features", "auto"),
-                  seconds=opts.get("seconds", SECONDS))
+                    seconds=opts.get("seconds", SECONDS))
     cand, trace, interrupted = search_witness(
         mech, certificate_objective(size, float(opts["confidence"]), paired=True),
         budget=budget, args=args, seed=seed,
