@@ -227,7 +227,7 @@ def report(names: list[str], runs: list[dict], seeds: list[int], a) -> None:
               f"{detect_ok} of {total} (every non-private one flagged, no private one)")
     print("time per mechanism (black-box search; detect when it is skipped): median "
           f"{statistics.median(times):.1f} s wall, {statistics.median(cpus):.1f} s CPU "
-          "(DP-Sniper: 18-341 s on its machine)")
+          "(DP-Sniper's paper: 18-341 s on its own machine, not measured here)")
 
 
 BUDGET_MECHANISMS = ("dpsniper.report_noisy_max1", "dpsniper.svt1")
