@@ -25,6 +25,7 @@ import contextvars
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -553,6 +554,171 @@ class _Scan:
         return bool(self.flags(term) & self.NAMED)
 
 
+def _unchecked(core, name: str):
+    """The ctypes function behind z3's wrapper ``core.<name>``, without the error check
+    (a second foreign call) that the wrapper makes after each call; the wrapper itself when
+    z3 does not expose it. Only for queries on live ASTs, which cannot fail."""
+    wrapper = getattr(core, name)
+    return getattr((wrapper.__defaults__ or (None,))[-1], "f", wrapper)
+
+class _Points:
+    """The Boolean terms of :func:`_cells` evaluated at many points of the argument space at
+    once: the term DAG is read once through the C API (one instruction per distinct node),
+    then run over NumPy float columns, one column entry per point -- a vectorized model
+    evaluation, in place of one z3 ``check`` per cell.
+
+    Floats are exact here only away from ties: every arithmetic node carries a bound on the
+    magnitudes its value was computed from, and a comparison of Reals whose two sides lie
+    within ``TOL`` of that bound of each other marks the point unreliable (its cell may
+    differ from the float answer), so is every comparison of Ints beyond 2**52. A point that
+    is unreliable, or outside the hard constraints, contributes nothing: the cells found are
+    truth assignments of real points, hence feasible, and the solver still proves that no
+    other cell exists (or finds it). Terms with an operator outside linear (or polynomial)
+    arithmetic, if-then-else and Boolean connectives, or with a constant that is not an
+    argument, are not evaluated (``ok`` is False)."""
+
+    TOL = 1e-9
+    _ARITH = ("ADD", "SUB", "MUL", "UMINUS", "TO_REAL", "ITE")
+    _CMP = ("LE", "GE", "LT", "GT", "EQ")
+    _SIGN = {"LE": lambda d: d <= 0, "GE": lambda d: d >= 0, "LT": lambda d: d < 0,
+             "GT": lambda d: d > 0, "EQ": lambda d: d == 0}
+    _BOOL = ("AND", "OR", "NOT", "XOR", "IMPLIES", "IFF", "TRUE", "FALSE")
+
+    def __init__(self, z3, syms: Mapping[str, Any], roots: Sequence):
+        core = z3.z3core
+        ast_id, ast_kind, to_app, num_args, app_arg, app_decl, decl_kind = (
+            _unchecked(core, f"Z3_{f}") for f in (
+                "get_ast_id", "get_ast_kind", "to_app", "get_app_num_args", "get_app_arg",
+                "get_app_decl", "get_decl_kind"))
+        self.ok = bool(roots)
+        self.program: list[tuple] = []  # (op, children slots, is_int); slot i = program[i]
+        self.numerals: set = set()
+        self.roots: list[int] = []
+        if not self.ok:
+            return
+        ctx = roots[0].ctx.ref()
+        op = {getattr(z3, f"Z3_OP_{k}"): k for k in (*self._ARITH, *self._CMP, *self._BOOL)}
+        ints = {name: var.is_int() for name, var in syms.items()}
+        program = self.program
+        slot: dict[int, int] = {}
+        for root in roots:
+            top = root.as_ast()
+            stack: list = [(top, ast_id(ctx, top), None)]
+            while stack:
+                a, aid, kids = stack.pop()
+                if kids is None:
+                    if aid in slot:
+                        continue
+                    kind = ast_kind(ctx, a)
+                    if kind == z3.Z3_NUMERAL_AST:
+                        value = Fraction(core.Z3_get_numeral_string(ctx, a))
+                        self.numerals.add(value)
+                        is_int = core.Z3_get_sort_kind(ctx, core.Z3_get_sort(ctx, a)) \
+                            == z3.Z3_INT_SORT
+                        slot[aid] = self._emit(("const", float(value)), (), is_int)
+                        continue
+                    if kind != z3.Z3_APP_AST:
+                        self.ok = False
+                        return
+                    app = to_app(ctx, a)
+                    args = [app_arg(ctx, app, i) for i in range(num_args(ctx, app))]
+                    ids = [ast_id(ctx, c) for c in args]
+                    stack.append((a, aid, ids))
+                    stack.extend((c, i, None) for c, i in zip(args, ids) if i not in slot)
+                    continue
+                decl = app_decl(ctx, to_app(ctx, a))
+                dk = decl_kind(ctx, decl)
+                if dk == z3.Z3_OP_UNINTERPRETED and not kids:
+                    name = core.Z3_get_symbol_string(ctx, core.Z3_get_decl_name(ctx, decl))
+                    if name not in syms:
+                        self.ok = False
+                        return
+                    slot[aid] = self._emit(("var", name), (), ints[name])
+                    continue
+                if dk not in op:
+                    self.ok = False
+                    return
+                kids = tuple(slot[i] for i in kids)
+                name = op[dk]
+                sorts = {program[i][2] for i in kids}
+                is_int = None  # a Boolean
+                if name in self._CMP:
+                    if None in sorts:  # = between Booleans
+                        name = "IFF"
+                    elif sorts == {True}:
+                        name += " int"
+                elif name == "ITE":
+                    is_int = program[kids[1]][2]
+                elif name in self._ARITH:
+                    is_int = name != "TO_REAL" and sorts == {True}
+                slot[aid] = self._emit((name,), kids, is_int)
+            self.roots.append(slot[ast_id(ctx, top)])
+
+    def _emit(self, op: tuple, kids: tuple, is_int: bool) -> int:
+        self.program.append((op, kids, is_int))
+        return len(self.program) - 1
+
+    def run(self, columns: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(truth of each root at each point, points x roots; whether each point is
+        reliable)."""
+        n = len(next(iter(columns.values())))
+        bad = np.zeros(n, dtype=bool)
+        val: list = []
+        mag: list = []  # a bound on the magnitudes behind each arithmetic value
+        for (op, kids, _) in self.program:
+            k = op[0]
+            x = [val[i] for i in kids]
+            m = [mag[i] for i in kids]
+            v = b = None
+            if k == "const":
+                v, b = np.full(n, op[1]), np.full(n, abs(op[1]))
+            elif k == "var":
+                v = columns[op[1]]
+                b = np.abs(v)
+            elif k == "ADD":
+                v, b = sum(x[1:], x[0]), sum(m[1:], m[0])
+            elif k == "SUB":
+                v, b = x[0] - sum(x[2:], x[1]), sum(m[1:], m[0])
+            elif k == "MUL":
+                v, b = x[0], m[0]
+                for y, my in zip(x[1:], m[1:]):
+                    v, b = v * y, b * my
+            elif k == "UMINUS":
+                v, b = -x[0], m[0]
+            elif k == "TO_REAL":
+                v, b = x[0], m[0]
+            elif k == "ITE":
+                v = np.where(x[0], x[1], x[2])
+                if m[1] is not None:
+                    b = np.where(x[0], m[1], m[2])
+            elif k.split()[0] in self._CMP:
+                d = x[0] - x[1]
+                if k.endswith(" int"):  # integers are exact in a double below 2**52
+                    bad |= (m[0] + m[1]) >= 2.0 ** 52
+                else:
+                    bad |= np.abs(d) <= self.TOL * (m[0] + m[1])
+                v = self._SIGN[k.split()[0]](d)
+            elif k == "IFF":
+                v = x[0] == x[1]
+            elif k == "AND":
+                v = np.logical_and.reduce(x) if x else np.ones(n, dtype=bool)
+            elif k == "OR":
+                v = np.logical_or.reduce(x) if x else np.zeros(n, dtype=bool)
+            elif k == "NOT":
+                v = ~x[0]
+            elif k == "XOR":
+                v = x[0] != x[1]
+            elif k == "IMPLIES":
+                v = ~x[0] | x[1]
+            elif k == "TRUE":
+                v = np.ones(n, dtype=bool)
+            elif k == "FALSE":
+                v = np.zeros(n, dtype=bool)
+            val.append(v)
+            mag.append(b)
+        return np.stack([val[i] for i in self.roots], axis=1), ~bad
+
+
 # more feasible truth assignments than this and the shared enumeration gives way to one
 # Optimize call per problem
 MAX_CELLS = 512
@@ -647,18 +813,35 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
 def _cells(z3, syms, hard, terms, timeout_ms):
     """The feasible truth assignments of ``terms`` under ``hard``: (a boolean matrix, one
     row per cell in lexicographic order, and a witness assignment of the arguments per
-    cell), or None when there are more than :data:`MAX_CELLS` or z3 cannot tell."""
-    solver = z3.Solver()
+    cell), or None when there are more than :data:`MAX_CELLS` or z3 cannot tell.
+
+    The cells met at the points of :func:`_grid` come first (:class:`_Points`, no solver
+    call); then a z3 ``Solver`` with a blocking clause per cell found proves that there is
+    no other, or finds the next one (one ``check`` and one blocking clause per cell)."""
+    # the incremental core from the first check: z3's default solver would first try a
+    # one-shot tactic, which can take a hundred times longer to prove the last check unsat
+    solver = z3.SimpleSolver()
     solver.set("timeout", int(timeout_ms))
     solver.add(*hard)
     ctx = solver.ctx.ref()
-    # every term evaluated in one call: the arguments of an uninterpreted application,
-    # read back from its s-expression; blocking clauses built from the literals directly
-    pack = z3.Function("__cells", *[z3.BoolSort()] * (len(terms) + 1))(*terms)
+    # blocking clauses built from the literals directly
     negations = [z3.Not(t) for t in terms]  # referenced until the end: their ASTs live
     literals = [(n.as_ast(), t.as_ast()) for n, t in zip(negations, terms)]
     rows: list[tuple] = []
     witnesses: list[dict] = []
+
+    def block(row: tuple) -> None:
+        lits = (z3.Ast * len(terms))(*[literals[j][0 if b else 1] for j, b in enumerate(row)])
+        solver.add(z3.BoolRef(z3.Z3_mk_or(ctx, len(terms), lits), solver.ctx))
+
+    found = _evaluated_cells(z3, syms, hard, terms)
+    if len(found) > MAX_CELLS:
+        return None
+    for row, witness in found:
+        rows.append(row)
+        witnesses.append(witness)
+        block(row)
+    pack = None
     while True:
         result = solver.check()
         if result == z3.unsat:
@@ -667,6 +850,9 @@ def _cells(z3, syms, hard, terms, timeout_ms):
             return None
         model = solver.model()
         witness = {n: model.eval(v, model_completion=True) for n, v in syms.items()}
+        # every term evaluated in one call: the arguments of an uninterpreted application,
+        # read back from its s-expression
+        pack = pack or z3.Function("__cells", *[z3.BoolSort()] * (len(terms) + 1))(*terms)
         values = z3.simplify(z3.substitute(pack, *[(v, witness[n]) for n, v in syms.items()]))
         words = values.sexpr().replace("(", " ").replace(")", " ").split()[1:]
         if len(words) != len(terms) or not set(words) <= {"true", "false"}:
@@ -674,11 +860,62 @@ def _cells(z3, syms, hard, terms, timeout_ms):
         row = tuple(w == "true" for w in words)
         rows.append(row)
         witnesses.append(witness)
-        block = (z3.Ast * len(terms))(*[literals[j][0 if b else 1] for j, b in enumerate(row)])
-        solver.add(z3.BoolRef(z3.Z3_mk_or(ctx, len(terms), block), solver.ctx))
+        block(row)
     order = sorted(range(len(rows)), key=rows.__getitem__)
     matrix = np.array([rows[i] for i in order], dtype=bool).reshape(len(rows), len(terms))
     return matrix, [witnesses[i] for i in order]
+
+
+# more points than this and :func:`_cells` leaves the enumeration to the solver alone
+MAX_POINTS = 4096
+
+
+def _grid(syms: Mapping[str, Any], numerals: set) -> tuple[dict, dict] | None:
+    """Points of the argument space likely to meet every cell (the product of one list per
+    argument): for a Real argument every numeral of the terms, the midpoints between
+    consecutive ones and one point beyond each end; for an Int argument every integer from
+    one below the least numeral to one above the greatest (or the integers next to each
+    numeral, when that range is long). Returns (float columns, exact values) by argument
+    name, or None with more than :data:`MAX_POINTS` points."""
+    marks = sorted(numerals) or [Fraction(0)]
+    axes = {}
+    for name, var in syms.items():
+        if var.is_int():
+            lo, hi = math.floor(marks[0]) - 1, math.ceil(marks[-1]) + 1
+            axes[name] = range(lo, hi + 1) if hi - lo <= 64 else sorted(
+                {math.floor(v) + d for v in marks for d in (-1, 0, 1, 2)})
+        else:
+            mids = [(a + b) / 2 for a, b in zip(marks, marks[1:])]
+            # the floats evaluated are the points: their exact values are the witnesses
+            axes[name] = sorted({Fraction(float(v))
+                                 for v in (*marks, *mids, marks[0] - 1, marks[-1] + 1)})
+    if math.prod(len(a) for a in axes.values()) > MAX_POINTS:
+        return None
+    grids = np.meshgrid(*[np.arange(len(a)) for a in axes.values()], indexing="ij")
+    index = {name: g.ravel() for name, g in zip(axes, grids)}
+    exact = {name: np.asarray(list(a), dtype=object)[index[name]] for name, a in axes.items()}
+    columns = {name: exact[name].astype(float) for name in axes}
+    return columns, exact
+
+
+def _evaluated_cells(z3, syms, hard, terms) -> list[tuple[tuple, dict]]:
+    """The cells met at the reliable points of :func:`_grid` inside ``hard``: (truth row,
+    witness assignment of exact numbers) each, in lexicographic order of the rows; [] when
+    the terms cannot be evaluated so (:class:`_Points`)."""
+    points = _Points(z3, syms, [*hard, *terms])
+    grid = _grid(syms, points.numerals) if points.ok else None
+    if grid is None:
+        return []
+    columns, exact = grid
+    truth, reliable = points.run(columns)
+    keep = np.flatnonzero(reliable & truth[:, :len(hard)].all(axis=1))
+    if not keep.size:
+        return []
+    rows, first = np.unique(truth[keep, len(hard):], axis=0, return_index=True)
+    found = []
+    for row, i in zip(rows.tolist(), keep[first].tolist()):
+        found.append((tuple(row), {name: exact[name][i] for name in syms}))
+    return found
 
 
 def _maxsmt(z3, syms, hard, terms, i1, i2, cells, timeout_ms, name):
@@ -762,6 +999,8 @@ def _margin_atom(z3, c, slack, truth, scan: _Scan):
 
 def _z3_number(val: Any, default: Any) -> Any:
     z3 = _z3()
+    if isinstance(val, (int, Fraction)):  # a witness of :func:`_evaluated_cells`
+        val = z3.RealVal(val) if isinstance(val, Fraction) else z3.IntVal(val)
     if z3.is_int_value(val):
         return int(val.as_long())
     if z3.is_rational_value(val):
