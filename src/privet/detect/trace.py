@@ -444,13 +444,19 @@ def input_conditions(mech: Mechanism, xs: Sequence[Any], fixed: Mapping[str, Any
 
 def _same(z3, a: list, b: list) -> bool:
     """Whether two lists of conditions are equivalent entry by entry, for every value of
-    the arguments (one solver call: no assignment makes any pair differ). Constant entries
+    the arguments (equal once simplified, or one solver call: no assignment makes any pair
+    differ). Constant entries
     are left out: a branch that is constant on every input adds the same amount to every
     assignment's MaxSMT score, so it changes no choice."""
     a, b = ([c for c in x if not (z3.is_true(c) or z3.is_false(c))] for x in (a, b))
     if len(a) != len(b):
         return False
     if not a:
+        return True
+    # equal terms after one simplification that orients every comparison the same way (z3
+    # terms are hash-consed: one comparison of ids) are equivalent; otherwise z3 decides
+    pack = z3.Function("__same", *[z3.BoolSort()] * (len(a) + 1))
+    if z3.simplify(pack(*a), arith_lhs=True).eq(z3.simplify(pack(*b), arith_lhs=True)):
         return True
     solver = z3.Solver()
     solver.set("timeout", 2000)
@@ -503,49 +509,82 @@ def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[
     return instantiate
 
 
+def _unchecked(core, name: str):
+    """The ctypes function behind z3's wrapper ``core.<name>``, without the error check
+    (a second foreign call) that the wrapper makes after each call; the wrapper itself when
+    z3 does not expose it. Only for queries on live ASTs, which cannot fail."""
+    wrapper = getattr(core, name)
+    return getattr((wrapper.__defaults__ or (None,))[-1], "f", wrapper)
+
+
+class _Walk:
+    """Post-order walks over raw z3 ASTs through the C API: the Python API would build (and
+    reference-count) a wrapper object per visited node, and printing a term to read its
+    text is slower still."""
+
+    def __init__(self, z3):
+        self.z3 = z3
+        (self.ast_id, self.ast_kind, self.to_app, self.num_args, self.app_arg,
+         self.app_decl, self.decl_kind) = (
+            _unchecked(z3.z3core, f"Z3_{f}") for f in (
+                "get_ast_id", "get_ast_kind", "to_app", "get_app_num_args", "get_app_arg",
+                "get_app_decl", "get_decl_kind"))
+
+    def nodes(self, term, done: Mapping[int, Any]):
+        """The nodes under ``term`` whose ids are not in ``done``, each once and after its
+        children: ``(ast, id, decl kind, decl, child ids)``, with decl kind None (and the
+        AST kind for decl) for a node that is not an application. The caller enters every
+        node it is given in ``done`` before it asks for the next."""
+        ctx = term.ctx.ref()
+        app_ast = self.z3.Z3_APP_AST
+        top = term.as_ast()
+        stack: list = [(top, self.ast_id(ctx, top), None)]
+        while stack:
+            a, aid, kids = stack.pop()
+            if kids is not None:
+                decl = self.app_decl(ctx, kids[0])
+                yield a, aid, self.decl_kind(ctx, decl), decl, kids[1]
+                continue
+            if aid in done:
+                continue
+            kind = self.ast_kind(ctx, a)
+            if kind != app_ast:
+                yield a, aid, None, kind, ()
+                continue
+            app = self.to_app(ctx, a)
+            args = [self.app_arg(ctx, app, i) for i in range(self.num_args(ctx, app))]
+            ids = [self.ast_id(ctx, c) for c in args]
+            stack.append((a, aid, (app, ids)))
+            stack.extend((c, i, None) for c, i in zip(args, ids) if i not in done)
+
+    def root(self, term) -> int:
+        return self.ast_id(term.ctx.ref(), term.as_ast())
+
+
 class _Scan:
-    """Which z3 terms contain an if-then-else, or a constant of a given name set: one walk
-    over the raw ASTs through the C API, memoized by AST id across every term scanned (the
-    conditions of one mechanism share most of their subterms). The Python API would build
-    (and reference-count) a wrapper object per visited node, and printing a term to search
-    its text is slower still."""
+    """Which z3 terms contain an if-then-else, or a constant of a given name set: one
+    :class:`_Walk`, memoized by AST id across every term scanned (the conditions of one
+    mechanism share most of their subterms)."""
 
     ITE, NAMED = 1, 2
 
     def __init__(self, z3, names: set = frozenset()):
         self.z3, self.names, self.memo = z3, names, {}
+        self.walk = _Walk(z3)
 
     def flags(self, term) -> int:
         z3, memo = self.z3, self.memo
         core = z3.z3core
         ctx = term.ctx.ref()
-        root = term.as_ast()
-        stack = [(root, False)]
-        while stack:
-            a, expanded = stack.pop()
-            aid = core.Z3_get_ast_id(ctx, a)
-            if aid in memo and not expanded:
-                continue
-            if core.Z3_get_ast_kind(ctx, a) != z3.Z3_APP_AST:
-                memo[aid] = 0  # quantifiers and bound variables do not occur here
-                continue
-            app = core.Z3_to_app(ctx, a)
-            n = core.Z3_get_app_num_args(ctx, app)
-            args = [core.Z3_get_app_arg(ctx, app, i) for i in range(n)]
-            if not expanded:
-                stack.append((a, True))
-                stack.extend((c, False) for c in args)
-                continue
-            decl = core.Z3_get_app_decl(ctx, app)
-            kind = core.Z3_get_decl_kind(ctx, decl)
+        for _, aid, kind, decl, kids in self.walk.nodes(term, memo):
             f = self.ITE if kind == z3.Z3_OP_ITE else 0
-            if n == 0 and kind == z3.Z3_OP_UNINTERPRETED and self.names and \
+            if kind == z3.Z3_OP_UNINTERPRETED and not kids and self.names and \
                     core.Z3_get_symbol_string(ctx, core.Z3_get_decl_name(ctx, decl)) in self.names:
                 f |= self.NAMED
-            for c in args:
-                f |= memo[core.Z3_get_ast_id(ctx, c)]
-            memo[aid] = f
-        return memo[core.Z3_get_ast_id(ctx, root)]
+            for c in kids:
+                f |= memo[c]
+            memo[aid] = f  # quantifiers and bound variables (no children) do not occur here
+        return memo[self.walk.root(term)]
 
     def has_ite(self, term) -> bool:
         return bool(self.flags(term) & self.ITE)
@@ -553,13 +592,6 @@ class _Scan:
     def mentions(self, term) -> bool:
         return bool(self.flags(term) & self.NAMED)
 
-
-def _unchecked(core, name: str):
-    """The ctypes function behind z3's wrapper ``core.<name>``, without the error check
-    (a second foreign call) that the wrapper makes after each call; the wrapper itself when
-    z3 does not expose it. Only for queries on live ASTs, which cannot fail."""
-    wrapper = getattr(core, name)
-    return getattr((wrapper.__defaults__ or (None,))[-1], "f", wrapper)
 
 class _Points:
     """The Boolean terms of :func:`_cells` evaluated at many points of the argument space at
@@ -586,10 +618,6 @@ class _Points:
 
     def __init__(self, z3, syms: Mapping[str, Any], roots: Sequence):
         core = z3.z3core
-        ast_id, ast_kind, to_app, num_args, app_arg, app_decl, decl_kind = (
-            _unchecked(core, f"Z3_{f}") for f in (
-                "get_ast_id", "get_ast_kind", "to_app", "get_app_num_args", "get_app_arg",
-                "get_app_decl", "get_decl_kind"))
         self.ok = bool(roots)
         self.program: list[tuple] = []  # (op, children slots, is_int); slot i = program[i]
         self.numerals: set = set()
@@ -601,45 +629,28 @@ class _Points:
         ints = {name: var.is_int() for name, var in syms.items()}
         program = self.program
         slot: dict[int, int] = {}
+        walk = _Walk(z3)
         for root in roots:
-            top = root.as_ast()
-            stack: list = [(top, ast_id(ctx, top), None)]
-            while stack:
-                a, aid, kids = stack.pop()
-                if kids is None:
-                    if aid in slot:
-                        continue
-                    kind = ast_kind(ctx, a)
-                    if kind == z3.Z3_NUMERAL_AST:
-                        value = Fraction(core.Z3_get_numeral_string(ctx, a))
-                        self.numerals.add(value)
-                        is_int = core.Z3_get_sort_kind(ctx, core.Z3_get_sort(ctx, a)) \
-                            == z3.Z3_INT_SORT
-                        slot[aid] = self._emit(("const", float(value)), (), is_int)
-                        continue
-                    if kind != z3.Z3_APP_AST:
-                        self.ok = False
-                        return
-                    app = to_app(ctx, a)
-                    args = [app_arg(ctx, app, i) for i in range(num_args(ctx, app))]
-                    ids = [ast_id(ctx, c) for c in args]
-                    stack.append((a, aid, ids))
-                    stack.extend((c, i, None) for c, i in zip(args, ids) if i not in slot)
+            for a, aid, kind, decl, kids in walk.nodes(root, slot):
+                if kind is None and decl == z3.Z3_NUMERAL_AST:
+                    value = Fraction(core.Z3_get_numeral_string(ctx, a))
+                    self.numerals.add(value)
+                    is_int = core.Z3_get_sort_kind(ctx, core.Z3_get_sort(ctx, a)) \
+                        == z3.Z3_INT_SORT
+                    slot[aid] = self._emit(("const", float(value)), (), is_int)
                     continue
-                decl = app_decl(ctx, to_app(ctx, a))
-                dk = decl_kind(ctx, decl)
-                if dk == z3.Z3_OP_UNINTERPRETED and not kids:
+                if kind == z3.Z3_OP_UNINTERPRETED and not kids:
                     name = core.Z3_get_symbol_string(ctx, core.Z3_get_decl_name(ctx, decl))
                     if name not in syms:
                         self.ok = False
                         return
                     slot[aid] = self._emit(("var", name), (), ints[name])
                     continue
-                if dk not in op:
+                if kind not in op:
                     self.ok = False
                     return
                 kids = tuple(slot[i] for i in kids)
-                name = op[dk]
+                name = op[kind]
                 sorts = {program[i][2] for i in kids}
                 is_int = None  # a Boolean
                 if name in self._CMP:
@@ -652,7 +663,7 @@ class _Points:
                 elif name in self._ARITH:
                     is_int = name != "TO_REAL" and sorts == {True}
                 slot[aid] = self._emit((name,), kids, is_int)
-            self.roots.append(slot[ast_id(ctx, top)])
+            self.roots.append(slot[walk.root(root)])
 
     def _emit(self, op: tuple, kids: tuple, is_int: bool) -> int:
         self.program.append((op, kids, is_int))
@@ -955,16 +966,17 @@ def _center(z3, syms, hard, truths, timeout_ms, margins: dict, scan: _Scan) -> d
         opt.add(h)
     opt.add(slack >= 0, slack <= 1e6)
     used = False
+    ctx, handle = opt.ctx.ref(), opt.optimize
     for c, truth in truths:
         key = (c.get_id(), truth)
         if key not in margins:  # a condition's margin atom is the same in every pair
-            margins[key] = (c, _margin_atom(z3, c, slack, truth, scan))
-        atom = margins[key][1]
-        if atom is None:
-            opt.add(c if truth else z3.Not(c))
-        else:
-            opt.add(atom)
-            used = True
+            atom = _margin_atom(z3, c, slack, truth, scan)
+            margins[key] = (atom is not None,
+                            atom if atom is not None else c if truth else z3.Not(c))
+        margin, constraint = margins[key]
+        # what Optimize.add does for a Boolean term, without its sort checks
+        z3.Z3_optimize_assert(ctx, handle, constraint.as_ast())
+        used |= margin
     if not used:
         return None
     opt.maximize(slack)
