@@ -48,6 +48,7 @@ class Trace(Noise):
         self.size = 1
         self.draws: list[tuple[Dist, Shape]] = []
         self.conditions: list[Any] = []
+        self.bits: tuple | None = None  # z3's numerals 1 and 0 (see _indicator)
 
     def _draw(self, dist: Dist, shape: Shape) -> np.ndarray:
         self.draws.append((dist, shape))
@@ -148,7 +149,7 @@ def _to_num(v: Any):
     z3 = _z3()
     v = _py(v)
     if isinstance(v, z3.BoolRef):
-        return z3.If(v, 1, 0)
+        return _indicator(z3, v)
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, float) and not math.isfinite(v):
@@ -158,6 +159,19 @@ def _to_num(v: Any):
 
 
 _BIG = 1e12
+
+
+def _indicator(z3, b):
+    """``z3.If(b, 1, 0)``: the same term, built without z3.If's coercions of 1 and 0 (two
+    new numerals per call), from the numerals kept by the running :class:`Trace`."""
+    trace = _ACTIVE.get()
+    if trace is None:
+        return z3.If(b, 1, 0)
+    if trace.bits is None or trace.bits[0].ctx is not b.ctx:
+        trace.bits = (z3.IntVal(1, b.ctx), z3.IntVal(0, b.ctx))
+    one, zero = trace.bits
+    return z3.ArithRef(z3.Z3_mk_ite(b.ctx.ref(), b.as_ast(), one.as_ast(), zero.as_ast()),
+                       b.ctx)
 
 
 def _elementwise(fn, *xs: Any) -> np.ndarray:
@@ -785,13 +799,19 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
                 "and D2; argument generation needs the same branches on both."
             )
         traced.append((c1, c2))
-    # the distinct conditions (z3 terms are hash-consed: equal ids are equal terms)
+    # the distinct conditions (z3 terms are hash-consed: equal ids are equal terms), as
+    # indices into ``terms``; an input of several pairs has one list of conditions
     atom: dict[int, int] = {}
     terms: list = []
-    for c1, c2 in traced:
-        for c in (*c1, *c2):
-            if atom.setdefault(c.get_id(), len(terms)) == len(terms):
-                terms.append(c)
+    index: dict[int, list] = {}
+    ast_id = _Walk(z3).ast_id
+    for cs in conds:
+        if id(cs) not in index:
+            ids = [ast_id(c.ctx.ref(), c.as_ast()) for c in cs]
+            for i, c in zip(ids, cs):
+                if atom.setdefault(i, len(terms)) == len(terms):
+                    terms.append(c)
+            index[id(cs)] = [atom[i] for i in ids]
     cells = _cells(z3, syms, hard, terms, timeout_ms)
     solved: dict = {}
     centered: dict = {}
@@ -799,8 +819,7 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
     scan = _Scan(z3)
     plans = []
     for c1, c2 in traced:
-        i1 = [atom[c.get_id()] for c in c1]
-        i2 = [atom[c.get_id()] for c in c2]
+        i1, i2 = index[id(c1)], index[id(c2)]
         # c1 xor c2 is symmetric: a pair and its swap pose the same problem
         problem = tuple(sorted(collections.Counter(
             (a, b) if a <= b else (b, a) for a, b in zip(i1, i2)).items()))
