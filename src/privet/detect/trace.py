@@ -497,7 +497,7 @@ def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[
         _, trace = run_trace(mech, x.reshape(shape), sym_args)
     except Exception:
         return None
-    scan = _Scan(z3, {str(v) for v in syms.values()})
+    scan = _Scan(z3, set(syms))  # each variable is named after its argument
     conds = [c for c in trace.conditions if isinstance(c, z3.BoolRef) and scan.mentions(c)]
     if not conds:
         return None
@@ -882,7 +882,8 @@ def _cells(z3, syms, hard, terms, timeout_ms):
         witness = {n: model.eval(v, model_completion=True) for n, v in syms.items()}
         # every term evaluated in one call: the arguments of an uninterpreted application,
         # read back from its s-expression
-        pack = pack or z3.Function("__cells", *[z3.BoolSort()] * (len(terms) + 1))(*terms)
+        if pack is None:
+            pack = z3.Function("__cells", *[z3.BoolSort()] * (len(terms) + 1))(*terms)
         values = z3.simplify(z3.substitute(pack, *[(v, witness[n]) for n, v in syms.items()]))
         words = values.sexpr().replace("(", " ").replace(")", " ").split()[1:]
         if len(words) != len(terms) or not set(words) <= {"true", "false"}:
