@@ -615,13 +615,16 @@ class _Points:
 
     Floats are exact here only away from ties: every arithmetic node carries a bound on the
     magnitudes its value was computed from, and a comparison of Reals whose two sides lie
-    within ``TOL`` of that bound of each other marks the point unreliable (its cell may
-    differ from the float answer), so is every comparison of Ints beyond 2**52. A point that
-    is unreliable, or outside the hard constraints, contributes nothing: the cells found are
-    truth assignments of real points, hence feasible, and the solver still proves that no
-    other cell exists (or finds it). Terms with an operator outside linear (or polynomial)
+    within ``TOL`` of that bound of each other is unreliable at that point (its truth may
+    differ from the float answer), so is every comparison of Ints beyond 2**52; the nodes
+    above it inherit that. A *direct* comparison, an argument against a numeral that a
+    double holds exactly, is exact. Terms with an operator outside linear (or polynomial)
     arithmetic, if-then-else and Boolean connectives, or with a constant that is not an
-    argument, are not evaluated (``ok`` is False)."""
+    argument, are not evaluated (``ok`` is False).
+
+    Recorded for :func:`_evaluated_cells`: the arguments each root depends on (``deps``)
+    and those of them that occur under it other than in a direct comparison (``indirect``).
+    """
 
     TOL = 1e-9
     _ARITH = ("ADD", "SUB", "MUL", "UMINUS", "TO_REAL", "ITE")
@@ -636,6 +639,8 @@ class _Points:
         self.program: list[tuple] = []  # (op, children slots, is_int); slot i = program[i]
         self.numerals: set = set()
         self.roots: list[int] = []
+        self.deps: list[frozenset] = []  # by root
+        self.indirect: list[frozenset] = []  # by root
         if not self.ok:
             return
         ctx = roots[0].ctx.ref()
@@ -643,6 +648,9 @@ class _Points:
         ints = {name: var.is_int() for name, var in syms.items()}
         program = self.program
         slot: dict[int, int] = {}
+        deps: list[frozenset] = []  # by slot: the arguments below
+        indirect: list[frozenset] = []  # by slot: those met other than in a direct comparison
+        none = frozenset()
         walk = _Walk(z3)
         for root in roots:
             for a, aid, kind, decl, kids in walk.nodes(root, slot):
@@ -651,7 +659,10 @@ class _Points:
                     self.numerals.add(value)
                     is_int = core.Z3_get_sort_kind(ctx, core.Z3_get_sort(ctx, a)) \
                         == z3.Z3_INT_SORT
-                    slot[aid] = self._emit(("const", float(value)), (), is_int)
+                    slot[aid] = self._emit(("const", float(value), Fraction(float(value)) ==
+                                            value), (), is_int)
+                    deps.append(none)
+                    indirect.append(none)
                     continue
                 if kind == z3.Z3_OP_UNINTERPRETED and not kids:
                     name = core.Z3_get_symbol_string(ctx, core.Z3_get_decl_name(ctx, decl))
@@ -659,6 +670,8 @@ class _Points:
                         self.ok = False
                         return
                     slot[aid] = self._emit(("var", name), (), ints[name])
+                    deps.append(frozenset((name,)))
+                    indirect.append(none)
                     continue
                 if kind not in op:
                     self.ok = False
@@ -667,33 +680,45 @@ class _Points:
                 name = op[kind]
                 sorts = {program[i][2] for i in kids}
                 is_int = None  # a Boolean
+                direct = False
                 if name in self._CMP:
                     if None in sorts:  # = between Booleans
                         name = "IFF"
-                    elif sorts == {True}:
-                        name += " int"
+                    else:
+                        ops = sorted(program[i][0][0] for i in kids)
+                        exact = [program[i][0][2] for i in kids if program[i][0][0] == "const"]
+                        direct = ops == ["const", "var"] and exact[0]
+                        name += " exact" if direct else " int" if sorts == {True} else ""
                 elif name == "ITE":
                     is_int = program[kids[1]][2]
                 elif name in self._ARITH:
                     is_int = name != "TO_REAL" and sorts == {True}
                 slot[aid] = self._emit((name,), kids, is_int)
-            self.roots.append(slot[walk.root(root)])
+                deps.append(frozenset().union(*(deps[i] for i in kids)))
+                indirect.append(frozenset().union(
+                    *(indirect[i] for i in kids),
+                    *(() if direct else (deps[i] for i in kids if program[i][0][0] == "var"))))
+            top = slot[walk.root(root)]
+            self.roots.append(top)
+            self.deps.append(deps[top])
+            self.indirect.append(indirect[top])
 
     def _emit(self, op: tuple, kids: tuple, is_int: bool) -> int:
         self.program.append((op, kids, is_int))
         return len(self.program) - 1
 
     def run(self, columns: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """(truth of each root at each point, points x roots; whether each point is
-        reliable)."""
+        """(truth of each root at each point, points x roots; whether it is unreliable)."""
         n = len(next(iter(columns.values())))
-        bad = np.zeros(n, dtype=bool)
         val: list = []
         mag: list = []  # a bound on the magnitudes behind each arithmetic value
+        bad: list = []  # unreliable (None: nowhere)
         for (op, kids, _) in self.program:
             k = op[0]
             x = [val[i] for i in kids]
             m = [mag[i] for i in kids]
+            below = [bad[i] for i in kids if bad[i] is not None]
+            u = np.logical_or.reduce(below) if len(below) > 1 else below[0] if below else None
             v = b = None
             if k == "const":
                 v, b = np.full(n, op[1]), np.full(n, abs(op[1]))
@@ -717,11 +742,14 @@ class _Points:
                 if m[1] is not None:
                     b = np.where(x[0], m[1], m[2])
             elif k.split()[0] in self._CMP:
-                d = x[0] - x[1]
+                d = x[0] - x[1]  # a double difference is 0 only between equal doubles
                 if k.endswith(" int"):  # integers are exact in a double below 2**52
-                    bad |= (m[0] + m[1]) >= 2.0 ** 52
+                    tie = (m[0] + m[1]) >= 2.0 ** 52
+                elif not k.endswith(" exact"):
+                    tie = np.abs(d) <= self.TOL * (m[0] + m[1])
                 else:
-                    bad |= np.abs(d) <= self.TOL * (m[0] + m[1])
+                    tie = None
+                u = tie if u is None else u if tie is None else u | tie
                 v = self._SIGN[k.split()[0]](d)
             elif k == "IFF":
                 v = x[0] == x[1]
@@ -741,7 +769,12 @@ class _Points:
                 v = np.zeros(n, dtype=bool)
             val.append(v)
             mag.append(b)
-        return np.stack([val[i] for i in self.roots], axis=1), ~bad
+            bad.append(u)
+        unsure = np.zeros((n, len(self.roots)), dtype=bool)
+        for j, i in enumerate(self.roots):
+            if bad[i] is not None:
+                unsure[:, j] = bad[i]
+        return np.stack([val[i] for i in self.roots], axis=1), unsure
 
 
 # more feasible truth assignments than this and the shared enumeration gives way to one
@@ -845,9 +878,27 @@ def _cells(z3, syms, hard, terms, timeout_ms):
     row per cell in lexicographic order, and a witness assignment of the arguments per
     cell), or None when there are more than :data:`MAX_CELLS` or z3 cannot tell.
 
-    The cells met at the points of :func:`_grid` come first (:class:`_Points`, no solver
-    call); then a z3 ``Solver`` with a blocking clause per cell found proves that there is
-    no other, or finds the next one (one ``check`` and one blocking clause per cell)."""
+    The cells met at the points of :func:`_grid` come first (:func:`_evaluated_cells`, no
+    solver call). Unless those are provably all, a z3 ``Solver`` with a blocking clause per
+    cell found proves that there is no other, or finds the next one (one ``check`` and one
+    blocking clause per cell)."""
+    found, complete = _evaluated_cells(z3, syms, hard, terms)
+    if len(found) > MAX_CELLS:
+        return None
+    rows = [row for row, _ in found]
+    witnesses = [witness for _, witness in found]
+    if not complete and _solve_cells(z3, syms, hard, terms, timeout_ms, rows,
+                                     witnesses) is None:
+        return None
+    order = sorted(range(len(rows)), key=rows.__getitem__)
+    matrix = np.array([rows[i] for i in order], dtype=bool).reshape(len(rows), len(terms))
+    return matrix, [witnesses[i] for i in order]
+
+
+def _solve_cells(z3, syms, hard, terms, timeout_ms, rows: list, witnesses: list):
+    """The cells of :func:`_cells` not in ``rows``, appended with their witnesses to
+    ``rows`` and ``witnesses``; None when there are more than :data:`MAX_CELLS` or z3 cannot
+    tell."""
     # the incremental core from the first check: z3's default solver would first try a
     # one-shot tactic, which can take a hundred times longer to prove the last check unsat
     solver = z3.SimpleSolver()
@@ -857,25 +908,18 @@ def _cells(z3, syms, hard, terms, timeout_ms):
     # blocking clauses built from the literals directly
     negations = [z3.Not(t) for t in terms]  # referenced until the end: their ASTs live
     literals = [(n.as_ast(), t.as_ast()) for n, t in zip(negations, terms)]
-    rows: list[tuple] = []
-    witnesses: list[dict] = []
 
     def block(row: tuple) -> None:
         lits = (z3.Ast * len(terms))(*[literals[j][0 if b else 1] for j, b in enumerate(row)])
         solver.add(z3.BoolRef(z3.Z3_mk_or(ctx, len(terms), lits), solver.ctx))
 
-    found = _evaluated_cells(z3, syms, hard, terms)
-    if len(found) > MAX_CELLS:
-        return None
-    for row, witness in found:
-        rows.append(row)
-        witnesses.append(witness)
+    for row in rows:
         block(row)
     pack = None
     while True:
         result = solver.check()
         if result == z3.unsat:
-            break
+            return rows
         if result != z3.sat or len(rows) >= MAX_CELLS:
             return None
         model = solver.model()
@@ -892,24 +936,21 @@ def _cells(z3, syms, hard, terms, timeout_ms):
         rows.append(row)
         witnesses.append(witness)
         block(row)
-    order = sorted(range(len(rows)), key=rows.__getitem__)
-    matrix = np.array([rows[i] for i in order], dtype=bool).reshape(len(rows), len(terms))
-    return matrix, [witnesses[i] for i in order]
 
 
 # more points than this and :func:`_cells` leaves the enumeration to the solver alone
 MAX_POINTS = 4096
 
 
-def _grid(syms: Mapping[str, Any], numerals: set) -> tuple[dict, dict] | None:
-    """Points of the argument space likely to meet every cell (the product of one list per
+def _grid(syms: Mapping[str, Any], numerals: set) -> tuple[dict, dict, dict] | None:
+    """Points of the argument space likely to meet every cell (the product of one axis per
     argument): for a Real argument every numeral of the terms, the midpoints between
     consecutive ones and one point beyond each end; for an Int argument every integer from
-    one below the least numeral to one above the greatest (or the integers next to each
-    numeral, when that range is long). Returns (float columns, exact values) by argument
-    name, or None with more than :data:`MAX_POINTS` points."""
+    one below the least numeral to one above the greatest (a ``range``; or, when that range
+    is long, the integers next to each numeral). Returns (float columns, exact values) by
+    argument name and the axes, or None with more than :data:`MAX_POINTS` points."""
     marks = sorted(numerals) or [Fraction(0)]
-    axes = {}
+    axes: dict = {}
     for name, var in syms.items():
         if var.is_int():
             lo, hi = math.floor(marks[0]) - 1, math.ceil(marks[-1]) + 1
@@ -926,27 +967,54 @@ def _grid(syms: Mapping[str, Any], numerals: set) -> tuple[dict, dict] | None:
     index = {name: g.ravel() for name, g in zip(axes, grids)}
     exact = {name: np.asarray(list(a), dtype=object)[index[name]] for name, a in axes.items()}
     columns = {name: exact[name].astype(float) for name in axes}
-    return columns, exact
+    return columns, exact, axes
 
 
-def _evaluated_cells(z3, syms, hard, terms) -> list[tuple[tuple, dict]]:
+def _evaluated_cells(z3, syms, hard, terms) -> tuple[list[tuple[tuple, dict]], bool]:
     """The cells met at the reliable points of :func:`_grid` inside ``hard``: (truth row,
-    witness assignment of exact numbers) each, in lexicographic order of the rows; [] when
-    the terms cannot be evaluated so (:class:`_Points`)."""
+    witness assignment of exact numbers) each, in lexicographic order of the rows ([] when
+    the terms cannot be evaluated so: :class:`_Points`); and whether these are all the
+    cells.
+
+    They are when every argument is either *direct* (it occurs only in direct comparisons:
+    the terms and ``hard`` then depend on it only through which interval between, or which
+    one of, the numerals holds it, and the grid has a point in each), or an Int confined by
+    ``hard`` to the grid's range of integers (constraints on it alone, made of direct
+    comparisons, false at both ends of the range: so beyond them too), and no point's cell
+    is unreliable. Any feasible point then shares its cell with the grid point that takes
+    the same interval of each direct argument and the same value of the others."""
     points = _Points(z3, syms, [*hard, *terms])
     grid = _grid(syms, points.numerals) if points.ok else None
     if grid is None:
-        return []
-    columns, exact = grid
-    truth, reliable = points.run(columns)
-    keep = np.flatnonzero(reliable & truth[:, :len(hard)].all(axis=1))
-    if not keep.size:
-        return []
-    rows, first = np.unique(truth[keep, len(hard):], axis=0, return_index=True)
+        return [], False
+    columns, exact, axes = grid
+    truth, unsure = points.run(columns)
+    h = len(hard)
+    inside = truth[:, :h].all(axis=1)
+    sure = ~unsure[:, :h].any(axis=1)  # whether the point is feasible is known
+    keep = np.flatnonzero(inside & sure & ~unsure[:, h:].any(axis=1))
     found = []
-    for row, i in zip(rows.tolist(), keep[first].tolist()):
-        found.append((tuple(row), {name: exact[name][i] for name in syms}))
-    return found
+    if keep.size:
+        rows, first = np.unique(truth[keep, h:], axis=0, return_index=True)
+        for row, i in zip(rows.tolist(), keep[first].tolist()):
+            found.append((tuple(row), {name: exact[name][i] for name in syms}))
+    complete = bool(sure.all()) and keep.size == np.count_nonzero(inside)
+    indirect = frozenset().union(*points.indirect)
+    marks = len(points.numerals) or 1
+    for name, var in syms.items():
+        axis = axes[name]
+        if not complete:
+            break
+        if name not in indirect:
+            # a Real axis must keep a point strictly between consecutive numerals
+            complete = var.is_int() or len(axis) == 2 * marks + 1
+            continue
+        own = [j for j in range(h) if points.deps[j] == {name}
+               and name not in points.indirect[j]]
+        ends = np.isin(columns[name], [axis[0], axis[-1]])
+        complete = var.is_int() and isinstance(axis, range) and bool(own) and \
+            not truth[np.ix_(ends, own)].all(axis=1).any()
+    return found, complete
 
 
 def _maxsmt(z3, syms, hard, terms, i1, i2, cells, timeout_ms, name):
