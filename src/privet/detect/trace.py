@@ -507,6 +507,9 @@ def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[
     ctx = pack.ctx
     sources = (z3.Ast * len(entries))(*[e.as_ast() for e in entries])
     values: dict = {}
+    # the inputs share most of their conditions: one wrapper per distinct term
+    wrapped: dict[int, Any] = {}
+    walk = _Walk(z3)
 
     def instantiate(v: np.ndarray) -> list:
         vals = np.asarray(v).ravel().tolist()
@@ -514,11 +517,18 @@ def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[
             if a not in values:
                 values[a] = value(a)
         targets = (z3.Ast * len(vals))(*[values[a].as_ast() for a in vals])
-        sub = z3.Z3_substitute(ctx.ref(), pack.as_ast(), len(vals), sources, targets)
+        ref = ctx.ref()
+        sub = z3.Z3_substitute(ref, pack.as_ast(), len(vals), sources, targets)
         simple = z3.simplify(z3.ExprRef(sub, ctx))  # referenced while its children are read
-        # the arguments of __conds are Booleans: wrapped as such, without z3's sort dispatch
-        return [z3.BoolRef(z3.Z3_get_app_arg(ctx.ref(), simple.as_ast(), i), ctx)
-                for i in range(len(conds))]
+        out = []
+        for i in range(len(conds)):
+            arg = walk.app_arg(ref, simple.as_ast(), i)
+            key = walk.ast_id(ref, arg)
+            if key not in wrapped:
+                # a Boolean (an argument of __conds): wrapped without z3's sort dispatch
+                wrapped[key] = z3.BoolRef(arg, ctx)
+            out.append(wrapped[key])
+        return out
 
     return instantiate
 
@@ -623,7 +633,8 @@ class _Points:
     argument, are not evaluated (``ok`` is False).
 
     Recorded for :func:`_evaluated_cells`: the arguments each root depends on (``deps``)
-    and those of them that occur under it other than in a direct comparison (``indirect``).
+    and those of them that occur under it other than in a direct comparison (``indirect``);
+    and whether an if-then-else lies under it (``ite``).
     """
 
     TOL = 1e-9
@@ -641,6 +652,7 @@ class _Points:
         self.roots: list[int] = []
         self.deps: list[frozenset] = []  # by root
         self.indirect: list[frozenset] = []  # by root
+        self.ite: list[bool] = []  # by root: whether an if-then-else lies below
         if not self.ok:
             return
         ctx = roots[0].ctx.ref()
@@ -650,6 +662,7 @@ class _Points:
         slot: dict[int, int] = {}
         deps: list[frozenset] = []  # by slot: the arguments below
         indirect: list[frozenset] = []  # by slot: those met other than in a direct comparison
+        ites: list[bool] = []  # by slot
         none = frozenset()
         walk = _Walk(z3)
         for root in roots:
@@ -663,6 +676,7 @@ class _Points:
                                             value), (), is_int)
                     deps.append(none)
                     indirect.append(none)
+                    ites.append(False)
                     continue
                 if kind == z3.Z3_OP_UNINTERPRETED and not kids:
                     name = core.Z3_get_symbol_string(ctx, core.Z3_get_decl_name(ctx, decl))
@@ -672,6 +686,7 @@ class _Points:
                     slot[aid] = self._emit(("var", name), (), ints[name])
                     deps.append(frozenset((name,)))
                     indirect.append(none)
+                    ites.append(False)
                     continue
                 if kind not in op:
                     self.ok = False
@@ -695,6 +710,7 @@ class _Points:
                     is_int = name != "TO_REAL" and sorts == {True}
                 slot[aid] = self._emit((name,), kids, is_int)
                 deps.append(frozenset().union(*(deps[i] for i in kids)))
+                ites.append(name == "ITE" or any(ites[i] for i in kids))
                 indirect.append(frozenset().union(
                     *(indirect[i] for i in kids),
                     *(() if direct else (deps[i] for i in kids if program[i][0][0] == "var"))))
@@ -702,6 +718,7 @@ class _Points:
             self.roots.append(top)
             self.deps.append(deps[top])
             self.indirect.append(indirect[top])
+            self.ite.append(ites[top])
 
     def _emit(self, op: tuple, kids: tuple, is_int: bool) -> int:
         self.program.append((op, kids, is_int))
@@ -845,11 +862,16 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
                 if atom.setdefault(i, len(terms)) == len(terms):
                     terms.append(c)
             index[id(cs)] = [atom[i] for i in ids]
-    cells = _cells(z3, syms, hard, terms, timeout_ms)
+    points = _Points(z3, syms, [*hard, *terms])
+    cells = _cells(z3, syms, hard, terms, timeout_ms, points)
+    if points.ok:  # which terms hold an if-then-else: read off the evaluator's walk
+        ite = points.ite[len(hard):]
+    else:
+        scan = _Scan(z3)
+        ite = [scan.has_ite(t) for t in terms]
     solved: dict = {}
     centered: dict = {}
     margins: dict = {}
-    scan = _Scan(z3)
     plans = []
     for c1, c2 in traced:
         i1, i2 = index[id(c1)], index[id(c2)]
@@ -861,8 +883,7 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
                                                 timeout_ms, mech.name)
             key = tuple(sorted(truth.items()))
             if key not in centered:
-                centered[key] = _center(z3, syms, hard, [(terms[j], t) for j, t in key],
-                                        timeout_ms, margins, scan)
+                centered[key] = _center(z3, syms, hard, terms, ite, key, timeout_ms, margins)
             values = centered[key] or witness
             args = dict(fixed)
             for name, val in values.items():
@@ -873,7 +894,7 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
     return plans
 
 
-def _cells(z3, syms, hard, terms, timeout_ms):
+def _cells(z3, syms, hard, terms, timeout_ms, points: _Points | None = None):
     """The feasible truth assignments of ``terms`` under ``hard``: (a boolean matrix, one
     row per cell in lexicographic order, and a witness assignment of the arguments per
     cell), or None when there are more than :data:`MAX_CELLS` or z3 cannot tell.
@@ -882,7 +903,7 @@ def _cells(z3, syms, hard, terms, timeout_ms):
     solver call). Unless those are provably all, a z3 ``Solver`` with a blocking clause per
     cell found proves that there is no other, or finds the next one (one ``check`` and one
     blocking clause per cell)."""
-    found, complete = _evaluated_cells(z3, syms, hard, terms)
+    found, complete = _evaluated_cells(z3, syms, hard, terms, points)
     if len(found) > MAX_CELLS:
         return None
     rows = [row for row, _ in found]
@@ -970,7 +991,8 @@ def _grid(syms: Mapping[str, Any], numerals: set) -> tuple[dict, dict, dict] | N
     return columns, exact, axes
 
 
-def _evaluated_cells(z3, syms, hard, terms) -> tuple[list[tuple[tuple, dict]], bool]:
+def _evaluated_cells(z3, syms, hard, terms, points: _Points | None = None
+                     ) -> tuple[list[tuple[tuple, dict]], bool]:
     """The cells met at the reliable points of :func:`_grid` inside ``hard``: (truth row,
     witness assignment of exact numbers) each, in lexicographic order of the rows ([] when
     the terms cannot be evaluated so: :class:`_Points`); and whether these are all the
@@ -983,7 +1005,7 @@ def _evaluated_cells(z3, syms, hard, terms) -> tuple[list[tuple[tuple, dict]], b
     comparisons, false at both ends of the range: so beyond them too), and no point's cell
     is unreliable. Any feasible point then shares its cell with the grid point that takes
     the same interval of each direct argument and the same value of the others."""
-    points = _Points(z3, syms, [*hard, *terms])
+    points = points or _Points(z3, syms, [*hard, *terms])
     grid = _grid(syms, points.numerals) if points.ok else None
     if grid is None:
         return [], False
@@ -1045,8 +1067,11 @@ def _maxsmt(z3, syms, hard, terms, i1, i2, cells, timeout_ms, name):
     return truth, satisfied, {n: model.eval(v, model_completion=True) for n, v in syms.items()}
 
 
-def _center(z3, syms, hard, truths, timeout_ms, margins: dict, scan: _Scan) -> dict | None:
-    """Maximize the slack of every recorded comparison, keeping its truth value."""
+def _center(z3, syms, hard, terms: Sequence, ite: Sequence[bool], truths: Sequence[tuple],
+            timeout_ms, margins: dict) -> dict | None:
+    """Maximize the slack of every recorded comparison, keeping its truth value: ``truths``
+    holds (index into ``terms``, truth value) pairs; ``ite[j]`` tells whether ``terms[j]``
+    holds an if-then-else."""
     slack = z3.Real("__slack")
     opt = z3.Optimize()
     opt.set("timeout", int(timeout_ms))
@@ -1055,10 +1080,11 @@ def _center(z3, syms, hard, truths, timeout_ms, margins: dict, scan: _Scan) -> d
     opt.add(slack >= 0, slack <= 1e6)
     used = False
     ctx, handle = opt.ctx.ref(), opt.optimize
-    for c, truth in truths:
-        key = (c.get_id(), truth)
+    for j, truth in truths:
+        key = (j, truth)
         if key not in margins:  # a condition's margin atom is the same in every pair
-            atom = _margin_atom(z3, c, slack, truth, scan)
+            c = terms[j]
+            atom = None if ite[j] else _margin_atom(z3, c, slack, truth)
             margins[key] = (atom is not None,
                             atom if atom is not None else c if truth else z3.Not(c))
         margin, constraint = margins[key]
@@ -1074,15 +1100,14 @@ def _center(z3, syms, hard, truths, timeout_ms, margins: dict, scan: _Scan) -> d
     return {name: m.eval(var, model_completion=True) for name, var in syms.items()}
 
 
-def _margin_atom(z3, c, slack, truth, scan: _Scan):
+def _margin_atom(z3, c, slack, truth):
     """``lhs - rhs >= slack`` (or ``<= -slack``) for a comparison atom or its negation (z3's
     simplifier writes ``a > b`` as ``Not(a <= b)``); None otherwise, and for a comparison
     of if-then-else terms (a count of other branches, say): its difference jumps with those
-    branches, so it measures no distance in the arguments and would only cap the slack."""
-    if scan.has_ite(c):
-        return None
+    branches, so it measures no distance in the arguments and would only cap the slack (the
+    caller leaves those out)."""
     if z3.is_not(c):
-        return _margin_atom(z3, c.arg(0), slack, not truth, scan)
+        return _margin_atom(z3, c.arg(0), slack, not truth)
     if not z3.is_app(c) or c.num_args() != 2:
         return None
     k = c.decl().kind()
