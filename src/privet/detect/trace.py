@@ -668,7 +668,11 @@ class _Points:
         for root in roots:
             for a, aid, kind, decl, kids in walk.nodes(root, slot):
                 if kind is None and decl == z3.Z3_NUMERAL_AST:
-                    value = Fraction(core.Z3_get_numeral_string(ctx, a))
+                    try:
+                        value = Fraction(core.Z3_get_numeral_string(ctx, a))
+                    except ValueError:  # not a rational (an algebraic number)
+                        self.ok = False
+                        return
                     self.numerals.add(value)
                     is_int = core.Z3_get_sort_kind(ctx, core.Z3_get_sort(ctx, a)) \
                         == z3.Z3_INT_SORT
