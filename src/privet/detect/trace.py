@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import collections
 import contextvars
+import functools
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -633,8 +635,8 @@ class _Points:
     argument, are not evaluated (``ok`` is False).
 
     Recorded for :func:`_evaluated_cells`: the arguments each root depends on (``deps``)
-    and those of them that occur under it other than in a direct comparison (``indirect``);
-    and whether an if-then-else lies under it (``ite``).
+    and those of them that occur under it other than in a direct comparison (``indirect``),
+    as bit masks (``bit``); and whether an if-then-else lies under it (``ite``).
     """
 
     TOL = 1e-9
@@ -650,8 +652,10 @@ class _Points:
         self.program: list[tuple] = []  # (op, children slots, is_int); slot i = program[i]
         self.numerals: set = set()
         self.roots: list[int] = []
-        self.deps: list[frozenset] = []  # by root
-        self.indirect: list[frozenset] = []  # by root
+        # sets of arguments as bit masks: argument i is bit i of ``syms``'s order
+        self.bit = {name: 1 << i for i, name in enumerate(syms)}
+        self.deps: list[int] = []  # by root
+        self.indirect: list[int] = []  # by root
         self.ite: list[bool] = []  # by root: whether an if-then-else lies below
         if not self.ok:
             return
@@ -660,10 +664,9 @@ class _Points:
         ints = {name: var.is_int() for name, var in syms.items()}
         program = self.program
         slot: dict[int, int] = {}
-        deps: list[frozenset] = []  # by slot: the arguments below
-        indirect: list[frozenset] = []  # by slot: those met other than in a direct comparison
+        deps: list[int] = []  # by slot: the arguments below
+        indirect: list[int] = []  # by slot: those met other than in a direct comparison
         ites: list[bool] = []  # by slot
-        none = frozenset()
         walk = _Walk(z3)
         for root in roots:
             for a, aid, kind, decl, kids in walk.nodes(root, slot):
@@ -678,8 +681,8 @@ class _Points:
                         == z3.Z3_INT_SORT
                     slot[aid] = self._emit(("const", float(value), Fraction(float(value)) ==
                                             value), (), is_int)
-                    deps.append(none)
-                    indirect.append(none)
+                    deps.append(0)
+                    indirect.append(0)
                     ites.append(False)
                     continue
                 if kind == z3.Z3_OP_UNINTERPRETED and not kids:
@@ -688,8 +691,8 @@ class _Points:
                         self.ok = False
                         return
                     slot[aid] = self._emit(("var", name), (), ints[name])
-                    deps.append(frozenset((name,)))
-                    indirect.append(none)
+                    deps.append(self.bit[name])
+                    indirect.append(0)
                     ites.append(False)
                     continue
                 if kind not in op:
@@ -713,11 +716,15 @@ class _Points:
                 elif name in self._ARITH:
                     is_int = name != "TO_REAL" and sorts == {True}
                 slot[aid] = self._emit((name,), kids, is_int)
-                deps.append(frozenset().union(*(deps[i] for i in kids)))
+                below = under = 0
+                for i in kids:
+                    below |= deps[i]
+                    under |= indirect[i]
+                    if not direct and program[i][0][0] == "var":
+                        under |= deps[i]  # right under something else than a direct comparison
+                deps.append(below)
+                indirect.append(under)
                 ites.append(name == "ITE" or any(ites[i] for i in kids))
-                indirect.append(frozenset().union(
-                    *(indirect[i] for i in kids),
-                    *(() if direct else (deps[i] for i in kids if program[i][0][0] == "var"))))
             top = slot[walk.root(root)]
             self.roots.append(top)
             self.deps.append(deps[top])
@@ -1025,18 +1032,17 @@ def _evaluated_cells(z3, syms, hard, terms, points: _Points | None = None
         for row, i in zip(rows.tolist(), keep[first].tolist()):
             found.append((tuple(row), {name: exact[name][i] for name in syms}))
     complete = bool(sure.all()) and keep.size == np.count_nonzero(inside)
-    indirect = frozenset().union(*points.indirect)
+    indirect = functools.reduce(operator.or_, points.indirect, 0)
     marks = len(points.numerals) or 1
     for name, var in syms.items():
-        axis = axes[name]
+        axis, bit = axes[name], points.bit[name]
         if not complete:
             break
-        if name not in indirect:
+        if not indirect & bit:
             # a Real axis must keep a point strictly between consecutive numerals
             complete = var.is_int() or len(axis) == 2 * marks + 1
             continue
-        own = [j for j in range(h) if points.deps[j] == {name}
-               and name not in points.indirect[j]]
+        own = [j for j in range(h) if points.deps[j] == bit and not points.indirect[j] & bit]
         ends = np.isin(columns[name], [axis[0], axis[-1]])
         complete = var.is_int() and isinstance(axis, range) and bool(own) and \
             not truth[np.ix_(ends, own)].all(axis=1).any()
