@@ -471,13 +471,26 @@ def _same(z3, a: list, b: list) -> bool:
         return True
     # equal terms after one simplification that orients every comparison the same way (z3
     # terms are hash-consed: one comparison of ids) are equivalent; otherwise z3 decides
-    pack = z3.Function("__same", *[z3.BoolSort()] * (len(a) + 1))
-    if z3.simplify(pack(*a), arith_lhs=True).eq(z3.simplify(pack(*b), arith_lhs=True)):
+    if z3.simplify(_pack(z3, "__same", a), arith_lhs=True).eq(
+            z3.simplify(_pack(z3, "__same", b), arith_lhs=True)):
         return True
     solver = z3.Solver()
     solver.set("timeout", 2000)
     solver.add(z3.Or([x != y for x, y in zip(a, b)]))
     return solver.check() == z3.unsat
+
+
+def _pack(z3, name: str, terms: Sequence):
+    """``z3.Function(name, Bool, ..., Bool)(*terms)`` for Boolean ``terms`` (at least one):
+    one application of an uninterpreted function to all of them, which z3 simplifies or
+    evaluates in one call; built without the Python API's cast of every argument."""
+    ctx, n = terms[0].ctx, len(terms)
+    boolean = z3.BoolSort(ctx)
+    domain = (z3.Sort * n)(*[boolean.ast] * n)
+    decl = z3.FuncDeclRef(z3.Z3_mk_func_decl(ctx.ref(), z3.to_symbol(name, ctx), n, domain,
+                                             boolean.ast), ctx)
+    args = (z3.Ast * n)(*[t.as_ast() for t in terms])
+    return z3.BoolRef(z3.Z3_mk_app(ctx.ref(), decl.ast, n, args), ctx)
 
 
 def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[str, Any]):
@@ -503,7 +516,7 @@ def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[
     conds = [c for c in trace.conditions if isinstance(c, z3.BoolRef) and scan.mentions(c)]
     if not conds:
         return None
-    pack = z3.Function("__conds", *[z3.BoolSort()] * (len(conds) + 1))(*conds)
+    pack = _pack(z3, "__conds", conds)
     # z3.substitute checks the sorts of every pair through the Python API: the entries are
     # fixed and the values repeat, so the substitution arrays are built from kept terms
     ctx = pack.ctx
@@ -959,7 +972,7 @@ def _solve_cells(z3, syms, hard, terms, timeout_ms, rows: list, witnesses: list)
         # every term evaluated in one call: the arguments of an uninterpreted application,
         # read back from its s-expression
         if pack is None:
-            pack = z3.Function("__cells", *[z3.BoolSort()] * (len(terms) + 1))(*terms)
+            pack = _pack(z3, "__cells", terms)
         values = z3.simplify(z3.substitute(pack, *[(v, witness[n]) for n, v in syms.items()]))
         words = values.sexpr().replace("(", " ").replace(")", " ").split()[1:]
         if len(words) != len(terms) or not set(words) <= {"true", "false"}:
