@@ -11,7 +11,9 @@ the arguments that satisfy as many diverging constraints ``c1 xor c2`` as possib
 as in ArgumentGenerator of Algorithm 4), for all input pairs at once: the inputs of one
 shape share one symbolic run, and the argument space's cells (the feasible truth
 assignments of all the conditions) are enumerated once, so each pair's exact optimum is a
-vectorized count.
+vectorized count. The cells come from one vectorized evaluation of the conditions on a grid
+of argument values (exact where it matters: ties are detected), with z3 proving that no
+other cell exists only when the grid cannot show it by itself.
 
 Arguments that control the noise scale (``mech.noise_args``) are not symbolic: each is set
 to the value of its range that gives the least noise, measured by running the mechanism under
@@ -848,7 +850,9 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
     The problems of all pairs are solved together. The objective of a pair depends only on
     the truth values of its branch conditions, so the feasible truth assignments of all
     the conditions of all pairs (the cells of the argument space the conditions cut out)
-    are enumerated once (a z3 ``Solver`` and a blocking clause per cell); each pair's
+    are enumerated once (:func:`_cells`: the terms evaluated with NumPy on a grid of the
+    arguments, then a z3 ``Solver`` with a blocking clause per cell unless the grid
+    provably meets them all); each pair's
     MaxSMT optimum is then the best cell by a vectorized count of diverging branches --
     the exact optimum, as every feasible assignment is a cell. Ties go to the first cell
     in the lexicographic order of its truth values (deterministic), and the centering
