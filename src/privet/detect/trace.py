@@ -410,11 +410,12 @@ def _symbolic_setup(mech: Mechanism, fixed: Mapping[str, Any]) -> tuple[dict, di
     return base, syms, hard
 
 
-def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any]) -> list:
+def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any],
+                      setup: tuple | None = None) -> list:
     """The z3 branch conditions of ``mech`` on ``x`` with the symbolic arguments of
     :func:`maxsmt_pairs` (one symbolic run)."""
     z3 = _z3()
-    base, syms, _ = _symbolic_setup(mech, fixed)
+    base, syms, _ = setup or _symbolic_setup(mech, fixed)
     sym_args = dict(base)
     for name, var in syms.items():
         sym_args[name] = _obj(var)
@@ -428,8 +429,8 @@ def branch_conditions(mech: Mechanism, x: Any, fixed: Mapping[str, Any]) -> list
     return [c for c in trace.conditions if isinstance(c, z3.BoolRef)]
 
 
-def input_conditions(mech: Mechanism, xs: Sequence[Any], fixed: Mapping[str, Any]
-                     ) -> list[list]:
+def input_conditions(mech: Mechanism, xs: Sequence[Any], fixed: Mapping[str, Any],
+                     setup: tuple | None = None) -> list[list]:
     """:func:`branch_conditions` of every input in ``xs``, each distinct input traced once.
 
     The inputs of one shape share one symbolic run where they can: the mechanism runs once
@@ -439,24 +440,35 @@ def input_conditions(mech: Mechanism, xs: Sequence[Any], fixed: Mapping[str, Any
     shared run is used only if, on the shape's first input, its conditions are equivalent
     one by one to those of the concrete run (z3 proves it); otherwise (a mechanism that
     branches on the input in Python, or records its conditions differently) every input
-    gets its own concrete run.
+    gets its own concrete run. ``setup`` is :func:`_symbolic_setup`'s answer, when known.
     """
     z3 = _z3()
-    checked = [mech.domain.check(x) for x in xs]
+    setup = setup or _symbolic_setup(mech, fixed)
     key = lambda x: (x.tobytes(), x.shape, x.dtype.str)  # noqa: E731
+    validated: dict = {}  # inputs repeat across pairs: each distinct one checked once
+    checked = []
+    for x in xs:
+        try:
+            k = key(np.asarray(x))
+        except (TypeError, ValueError):  # not an array: the domain's check says why
+            k = None
+        if k is None or k not in validated:
+            validated[k] = mech.domain.check(x)
+        checked.append(validated[k])
     groups: dict = {}
     for x in checked:
         groups.setdefault((x.shape, x.dtype.kind), {}).setdefault(key(x), x)
     out: dict = {}
     for (shape, kind), members in groups.items():
         items = list(members.items())
-        concrete = branch_conditions(mech, items[0][1], fixed)  # raises if untraceable
-        shared = _shared_conditions(mech, shape, kind, fixed) if len(items) > 1 else None
+        concrete = branch_conditions(mech, items[0][1], fixed, setup)  # raises if untraceable
+        shared = _shared_conditions(mech, shape, kind, fixed, setup) if len(items) > 1 else None
         if shared is not None and not _same(z3, shared(items[0][1]), concrete):
             shared = None
         out[items[0][0]] = shared(items[0][1]) if shared is not None else concrete
         for k, x in items[1:]:
-            out[k] = shared(x) if shared is not None else branch_conditions(mech, x, fixed)
+            out[k] = shared(x) if shared is not None else branch_conditions(mech, x, fixed,
+                                                                            setup)
     return [out[key(x)] for x in checked]
 
 
@@ -495,13 +507,14 @@ def _pack(z3, name: str, terms: Sequence):
     return z3.BoolRef(z3.Z3_mk_app(ctx.ref(), decl.ast, n, args), ctx)
 
 
-def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[str, Any]):
+def _shared_conditions(mech: Mechanism, shape: tuple, kind: str, fixed: Mapping[str, Any],
+                       setup: tuple | None = None):
     """One symbolic run over symbolic inputs of ``shape``: a function from a concrete input
     to its conditions on the arguments, or None when the mechanism cannot run that way."""
     z3 = _z3()
     if kind not in "iuf":
         return None
-    base, syms, _ = _symbolic_setup(mech, fixed)
+    base, syms, _ = setup or _symbolic_setup(mech, fixed)
     make, value = (z3.Int, lambda v: z3.IntVal(int(v))) if kind in "iu" else \
         (z3.Real, lambda v: z3.RealVal(float(v)))
     entries = [make(f"__x{i}") for i in range(int(np.prod(shape, dtype=np.int64)))]
@@ -865,10 +878,11 @@ def maxsmt_pairs(mech: Mechanism, pairs: Sequence[tuple[Any, Any]], fixed: Mappi
     Each input is traced once, whatever the number of pairs it belongs to.
     """
     z3 = _z3()
-    _, syms, hard = _symbolic_setup(mech, fixed)
+    setup = _symbolic_setup(mech, fixed)
+    _, syms, hard = setup
     if not syms:
         return [ArgPlan(dict(fixed), "defaults") for _ in pairs]
-    conds = input_conditions(mech, [x for pair in pairs for x in pair], fixed)
+    conds = input_conditions(mech, [x for pair in pairs for x in pair], fixed, setup)
     traced = []
     for c1, c2 in zip(conds[::2], conds[1::2]):
         if len(c1) != len(c2) or not c1:
