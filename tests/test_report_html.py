@@ -316,3 +316,14 @@ def test_write_html_and_cli(tmp_path, det):
     text = out2.read_text(encoding="utf-8")
     assert code == 0 and "exact output distributions" in text
     assert external(text) == []
+
+
+@pytest.mark.parametrize("which", ["det", "det_discrete"])
+def test_the_candidates_table_says_how_many_runs_each_count_is_of(request, which):
+    res = request.getfixturevalue(which)
+    if len(res.candidates) < 2:
+        pytest.skip("one candidate: no table")
+    frag = H.to_html(res)
+    assert "<th>runs each</th>" in frag
+    for c in res.candidates:
+        assert f'<td class="num">{c.n[0]:,}</td>' in frag

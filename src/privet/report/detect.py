@@ -107,11 +107,12 @@ def render(result: DetectResult) -> Group:
             "most suspicious event (not significant)"))
     if len(result.candidates) > 1:
         rows = [[fmt_vec(c.d1, short=True), fmt_vec(c.d2, short=True), c.event,
-                 f"{c.counts[0]:,} vs {c.counts[1]:,}" if c.counts else "", _p(c.p_value)]
+                 f"{c.counts[0]:,} vs {c.counts[1]:,}" if c.counts else "",
+                 f"{c.n[0]:,}" if c.n else "", _p(c.p_value)]
                 for c in result.candidates]
         parts.append(table("candidates (best event of the best input pairs, fresh samples)",
                            ["D1", "D2", Col("event", floor=16), Col("counts", "right"),
-                            Col("p-value", "right")], rows))
+                            Col("runs each", "right"), Col("p-value", "right")], rows))
     if result.curve is not None:
         parts.append(curve_table(result.curve))
     return Group(*parts)

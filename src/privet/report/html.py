@@ -529,10 +529,10 @@ def render_detect(res: Any) -> str:
     if len(res.candidates) > 1:
         rows = [[_vec(c.d1), _vec(c.d2), esc(c.event),
                  f"{int(c.counts[0]):,} vs {int(c.counts[1]):,}" if c.counts else "",
-                 _p(c.p_value)] for c in res.candidates]
+                 f"{int(c.n[0]):,}" if c.n else "", _p(c.p_value)] for c in res.candidates]
         out.append("<h4>candidates (best event of the best input pairs, fresh samples)</h4>")
-        out.append(grid_table(["D1", "D2", "event", "counts", "p-value"], rows,
-                              numeric=(4,)))
+        out.append(grid_table(["D1", "D2", "event", "counts", "runs each", "p-value"], rows,
+                              numeric=(4, 5)))
     if res.curve is not None:
         out.append(render_pvalue_curve(res.curve))
     out.append(_details_block(res.details, skip=("selected",)))
