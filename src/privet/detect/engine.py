@@ -70,7 +70,7 @@ PILOT = 2_000
 SHORTLIST = 3          # events per pair given the exact p-value during selection
 LEADERS = 3            # pairs whose selection grows with every look (the best so far)
 LAG = 2                # levels the other pairs' selection lags behind (a quarter of it)
-CANDIDATE_LAG = 2      # informational candidates: tested on a look this much earlier at least
+CANDIDATE_LAG = 3      # informational candidates: tested on a look this much earlier at least
 PHASE_PILOT, PHASE_SELECT, PHASE_FINAL = 0, 1, 2
 
 
@@ -702,8 +702,8 @@ def test_point(session: Session, epsilon: float, max_candidates: int
     (selected, candidates, outcome). Candidates are the best events of the next-best pairs,
     each tested on fresh samples (fixed-size p-values, shown for information, not verdicts):
     those the pair already has up to the look where the sequential test stopped, and at
-    least those of the look ``CANDIDATE_LAG`` before it (a quarter of the samples: shown
-    for information, they should not cost more than the test itself)."""
+    least those of the look ``CANDIDATE_LAG`` before it (an eighth of the test's samples or
+    fewer: shown for information, they should not cost more than the test itself)."""
     eps = check_epsilon(epsilon, "the test epsilon")
     outcome = session.sequential_test(eps)
     chosen = session.counterexample(outcome.selection, eps, outcome.look, outcome.step)
