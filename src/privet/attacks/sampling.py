@@ -24,6 +24,7 @@ from ..core.mechanism import Mechanism
 from ..core.noise import Replay, Sampler
 from ..execution import DEFAULT_CHUNK, chunk_for, chunk_rng, chunk_sizes, collect, run_chunks
 from ..execution.progress import progress_bar
+from ..execution.threads import single_threaded
 from ..stats.bounds import SHARE, conditional_bounds, paired_bounds, union_bounds
 from .events import Threshold
 from .threshold import tails
@@ -86,7 +87,8 @@ def _chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, args, seeds: tuple, 
     """One chunk of the certifying sample: (n11, n10, n01) of the event on M(x), M(x')."""
     o1, o2 = _outputs(mech, xa, xb, args, seeds, index, size, paired)
     coins = chunk_rng(seeds[2], index)
-    e1, e2 = events_in(event, o1, coins), events_in(event, o2, coins)
+    with single_threaded():
+        e1, e2 = events_in(event, o1, coins), events_in(event, o2, coins)
     n11 = int(np.count_nonzero(e1 & e2))
     return np.array([n11, int(np.count_nonzero(e1)) - n11, int(np.count_nonzero(e2)) - n11])
 
@@ -97,7 +99,8 @@ def _select_chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, args, seeds: 
     events ``{s >= t}`` and ``{s <= t}`` over its threshold grid
     (:func:`privet.attacks.threshold.tails`); an array (2, 3, len(grid)) per score."""
     o1, o2 = _outputs(mech, xa, xb, args, seeds, index, size, paired)
-    return [tails(sc(o1), sc(o2), ts) for sc, ts in zip(scores, grids)]
+    with single_threaded():
+        return [tails(sc(o1), sc(o2), ts) for sc, ts in zip(scores, grids)]
 
 
 def _add(a, b):

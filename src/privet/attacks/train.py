@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from ..core.noise import row_codes
+from ..execution.threads import single_threaded
 from ..stats.counts import two_sample_counts
 from .features import FeatureMap, fit_features, rows_of
 from .scores import MLP, Bins, Linear, Score, Stat, Table
@@ -91,7 +92,7 @@ def fit_linear(fmap: FeatureMap, r1, r0, c: float = 1.0) -> Linear | None:
     from sklearn.linear_model import LogisticRegression
 
     x, y = _xy(fmap, r1, r0)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), single_threaded():
         warnings.simplefilter("ignore")
         model = LogisticRegression(C=c, max_iter=300).fit(x, y)
     return Linear(fmap, tuple(model.coef_[0].tolist()), float(model.intercept_[0]))
@@ -105,7 +106,7 @@ def fit_mlp(fmap: FeatureMap, r1, r0, hidden: tuple[int, ...] = (10, 5), seed: i
     from sklearn.neural_network import MLPClassifier
 
     x, y = _xy(fmap, r1, r0)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), single_threaded():
         warnings.simplefilter("ignore")
         model = MLPClassifier(hidden_layer_sizes=hidden, alpha=1e-4, batch_size=512,
                               learning_rate_init=1e-2, max_iter=epochs, random_state=seed,

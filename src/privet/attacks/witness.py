@@ -49,6 +49,7 @@ from ..core.errors import InputError, advice
 from ..core.events import Event
 from ..core.mechanism import Mechanism
 from ..execution.progress import progress_bar
+from ..execution.threads import single_threaded
 from .events import Threshold
 from .features import BitView, bit_views, fit_features, rows_of, shape_error
 from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
@@ -266,15 +267,16 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
         o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor)
         _widths(mech, o1, o2, x, x2)
         h = len(o1) // 2
-        views = bit_views(floats, o1[:h], o2[:h], x, x2)
-        scores = _fit_scores(o1[:h], o2[:h], None, int(ss.generate_state(1)[0]), views)
-        found = _score_events(scores, o1[:h], o2[:h], objective)
-        best = max(found, key=lambda r: r[0]) if found else None
-        got = None
-        if best is not None:
-            event = _event(best[3], best[1], best[4], 0)
-            a, b = _pair(o1[h:], o2[h:], best[1])
-            got = _fixed_event(event, a, b, objective, shrink=0.0)
+        with single_threaded():
+            views = bit_views(floats, o1[:h], o2[:h], x, x2)
+            scores = _fit_scores(o1[:h], o2[:h], None, int(ss.generate_state(1)[0]), views)
+            found = _score_events(scores, o1[:h], o2[:h], objective)
+            best = max(found, key=lambda r: r[0]) if found else None
+            got = None
+            if best is not None:
+                event = _event(best[3], best[1], best[4], 0)
+                a, b = _pair(o1[h:], o2[h:], best[1])
+                got = _fixed_event(event, a, b, objective, shrink=0.0)
         if got is None:
             item = _Screened(-math.inf, 0.0, x, x2, label)
         else:
@@ -402,9 +404,10 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
     s_fit, s_sel = ss.spawn(2)
     f1, f2 = draw_pair(mech, item.x, item.x2, budget.n_fit, args, s_fit, paired, executor)
     _widths(mech, f1, f2, item.x, item.x2)
-    views = bit_views(floats, f1, f2, item.x, item.x2)
-    fitted = _fit_scores(f1, f2, models, int(s_fit.generate_state(1)[0]), views)
-    grids = [candidates(np.r_[sc(f1), sc(f2)]) for _, sc in fitted]
+    with single_threaded():
+        views = bit_views(floats, f1, f2, item.x, item.x2)
+        fitted = _fit_scores(f1, f2, models, int(s_fit.generate_state(1)[0]), views)
+        grids = [candidates(np.r_[sc(f1), sc(f2)]) for _, sc in fitted]
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
