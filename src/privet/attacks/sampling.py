@@ -27,6 +27,7 @@ from ..execution.progress import progress_bar
 from ..execution.threads import single_threaded
 from ..stats.bounds import SHARE, conditional_bounds, paired_bounds, union_bounds
 from .events import Threshold
+from .features import Batch
 from .threshold import tails
 
 __all__ = ["Certificate", "certify", "draw_pair", "events_in", "paired_sampling",
@@ -99,8 +100,9 @@ def _select_chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, args, seeds: 
     events ``{s >= t}`` and ``{s <= t}`` over its threshold grid
     (:func:`privet.attacks.threshold.tails`); an array (2, 3, len(grid)) per score."""
     o1, o2 = _outputs(mech, xa, xb, args, seeds, index, size, paired)
+    b1, b2 = Batch(o1), Batch(o2)  # what several scores derive from the outputs, once
     with single_threaded():
-        return [tails(sc(o1), sc(o2), ts) for sc, ts in zip(scores, grids)]
+        return [tails(sc(b1), sc(b2), ts) for sc, ts in zip(scores, grids)]
 
 
 def _add(a, b):

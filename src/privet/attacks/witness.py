@@ -51,7 +51,7 @@ from ..core.mechanism import Mechanism
 from ..execution.progress import progress_bar
 from ..execution.threads import single_threaded
 from .events import Threshold
-from .features import BitView, bit_views, fit_features, rows_of, shape_error
+from .features import Batch, BitView, bit_views, fit_features, raw, rows_of, shape_error
 from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
 from .sampling import draw_pair, events_in, paired_sampling, select_counts
 from .scores import Bits, Score
@@ -144,6 +144,7 @@ def _score_events(scores: list[tuple[str, Score]], o1, o2, objective: Objective
     """Every score's best threshold on (o1, o2) in the four :data:`ORIENTATIONS` (upper or
     lower tail, for D1 or for D2): (value, orientation, model, score, choice)."""
     out = []
+    o1, o2 = Batch(o1), Batch(o2)
     for model, sc in scores:
         s1, s2 = sc(o1), sc(o2)
         ts, every = candidates(np.r_[s1, s2])
@@ -407,7 +408,8 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
     with single_threaded():
         views = bit_views(floats, f1, f2, item.x, item.x2)
         fitted = _fit_scores(f1, f2, models, int(s_fit.generate_state(1)[0]), views)
-        grids = [candidates(np.r_[sc(f1), sc(f2)]) for _, sc in fitted]
+        b1, b2 = Batch(f1), Batch(f2)
+        grids = [candidates(np.r_[sc(b1), sc(b2)]) for _, sc in fitted]
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
@@ -513,7 +515,7 @@ class _Indicator(Score):
     kind = "indicator"
 
     def __call__(self, outputs):
-        return events_in(self.event, outputs).astype(float)
+        return events_in(self.event, raw(outputs)).astype(float)
 
     def describe(self):
         return self.event.describe()
