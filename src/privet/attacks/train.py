@@ -47,7 +47,12 @@ def discrete(r1: np.ndarray, r0: np.ndarray) -> bool:
     """Few distinct outputs, each seen many times: at most ``MAX_TABLE_ROWS`` and at most
     one per 8 samples (continuous outputs, all distinct, are never a table)."""
     total = min(len(r1), 4 * MAX_TABLE_ROWS) + min(len(r0), 4 * MAX_TABLE_ROWS)
-    return distinct_rows(r1, r0) <= min(MAX_TABLE_ROWS, total / 8)
+    limit = min(MAX_TABLE_ROWS, total / 8)
+    a, b = rows_of(r1)[: 4 * MAX_TABLE_ROWS], rows_of(r0)[: 4 * MAX_TABLE_ROWS]
+    for j in range(a.shape[1]):  # rows are at least as many as the values of any entry:
+        if len(np.unique(np.r_[a[:, j], b[:, j]])) > limit:  # one continuous entry decides
+            return False
+    return distinct_rows(r1, r0) <= limit
 
 
 def fit_table(r1, r0) -> Table | None:
