@@ -58,7 +58,7 @@ from .scores import Bits, Score
 from .threshold import (
     ORIENTATIONS,
     Choice,
-    best_of_counts,
+    best_of_many,
     candidates,
     counts_at,
     oriented,
@@ -143,7 +143,7 @@ def _score_events(scores: list[tuple[str, Score]], o1, o2, objective: Objective
                   ) -> list[tuple[float, int, str, Score, Choice]]:
     """Every score's best threshold on (o1, o2) in the four :data:`ORIENTATIONS` (upper or
     lower tail, for D1 or for D2): (value, orientation, model, score, choice)."""
-    out = []
+    items, meta = [], []
     o1, o2 = Batch(o1), Batch(o2)
     for model, sc in scores:
         s1, s2 = sc(o1), sc(o2)
@@ -153,10 +153,11 @@ def _score_events(scores: list[tuple[str, Score]], o1, o2, objective: Objective
         arr = tails(s1, s2, ts)
         for orient in range(len(ORIENTATIONS)):
             grid, counts = oriented(arr, ts, orient)
-            ch = best_of_counts(grid, every, *counts, len(s1), objective)
-            if ch is not None:
-                out.append((ch.value, orient, model, sc, ch))
-    return out
+            items.append((grid, every, *counts))
+            meta.append((orient, model, sc))
+    choices = best_of_many(items, len(o1), objective)
+    return [(ch.value, orient, model, sc, ch)
+            for (orient, model, sc), ch in zip(meta, choices) if ch is not None]
 
 
 def _fit_scores(o1, o2, models: tuple | None, seed: int,
@@ -421,16 +422,19 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
     fin.best, fin.spread = None, math.inf
     seed = int(fin.seeds.generate_state(1)[0])
     x, x2 = fin.item.x, fin.item.x2
+    items, meta = [], []
     for (model, sc), (g, every), arr in zip(fin.fitted, fin.grids, fin.counts):
         for orient in range(1 if model == "given" else len(ORIENTATIONS)):
             grid, counts = oriented(arr, g, orient)
-            ch = best_of_counts(grid, every, *counts, fin.n, objective)
-            if ch is None or (fin.best is not None and ch.value <= fin.best.value):
-                continue
-            a, b = _pair(x, x2, orient)
-            event = sc.event if model == "given" else _event(sc, orient, ch, seed)
-            fin.best = Candidate(a, b, event, ch.value, ch.counts, fin.n, model, fin.item.label)
-            fin.spread = spread(ch.counts, fin.n)
+            items.append((grid, every, *counts))
+            meta.append((model, sc, orient))
+    for (model, sc, orient), ch in zip(meta, best_of_many(items, fin.n, objective)):
+        if ch is None or (fin.best is not None and ch.value <= fin.best.value):
+            continue
+        a, b = _pair(x, x2, orient)
+        event = sc.event if model == "given" else _event(sc, orient, ch, seed)
+        fin.best = Candidate(a, b, event, ch.value, ch.counts, fin.n, model, fin.item.label)
+        fin.spread = spread(ch.counts, fin.n)
 
 
 RACE_Z = 2.0        # a finalist stays while its value plus RACE_Z spreads reaches the best
