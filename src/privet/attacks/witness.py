@@ -92,7 +92,8 @@ class Budget:
     selection race stop doubling once their next round is projected to pass
     :data:`HALVING_SHARE` and :data:`RACE_SHARE` of it (their first round always runs),
     and the caller sizes the fresh sample from what is left
-    (:attr:`Candidate.extra`'s ``pairs_per_second``, measured on the race's chunks)."""
+    (:attr:`Candidate.extra`'s ``certify_pairs_per_second``, measured on the race's
+    chunks)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -290,7 +291,7 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
 
     best: Candidate | None = None
     finals: list[_Finalist] = []
-    rate = 0.0
+    rate = certify_rate = 0.0
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
             for (x, x2, label), ss in zip(cands, s_screen.spawn(len(cands))):
@@ -316,7 +317,8 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
                 finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start,
                                        models, floats))
                 advance(1)
-            rate = _race(mech, finals, budget, objective, args, paired, executor, progress, t0)
+            rate, certify_rate = _race(mech, finals, budget, objective, args, paired,
+                                       executor, progress, t0)
         except KeyboardInterrupt:
             interrupted = True
         for fin in finals:
@@ -330,6 +332,7 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
                           "seconds": round(time.perf_counter() - t0, 3)})
     if best is not None:
         best.extra["pairs_per_second"] = rate
+        best.extra["certify_pairs_per_second"] = certify_rate
     return best, trace, interrupted
 
 
@@ -451,7 +454,7 @@ def spread(counts: tuple, n: int) -> float:
 
 def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
           args, paired: bool, executor: Any, progress: bool, t0: float | None = None
-          ) -> float:
+          ) -> tuple[float, float]:
     """Successive doubling of the selection samples: every finalist starts with ``n_fit``
     pairs; each round doubles the samples of the finalists still in the race -- those whose
     value plus ``RACE_Z`` spreads (the log-ratio's standard error) reaches the leader's and
@@ -463,10 +466,14 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     :data:`RACE_SHARE` of it; after that only the leader doubles, while its spread is not
     fine (the leader always does, up to ``n_select``, even after it left the race).
     Returns the pairs per second of the race's streamed chunks (0 when nothing was
-    drawn)."""
+    drawn), and of a certifying sample: the same, scaled by the chunks' seconds to draw
+    and score every model over their seconds to draw and score the slowest model alone (a
+    certificate scores one event; its rate comes out too low, never too high, by the
+    thresholds' counting and the race's bookkeeping, both left in)."""
     size = budget.n_fit
     live = list(finals)
     drawn, spent = 0, 0.0
+    seconds = np.zeros(3)  # drawing, scoring, slowest score (sampling.TIMES)
     t0 = time.perf_counter() if t0 is None else t0
     while True:
         for fin in live:
@@ -476,10 +483,11 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
             add = min(size, budget.n_select) - fin.n
             if add <= 0:
                 continue
-            counts, n, stopped = select_counts(
+            counts, n, stopped, took = select_counts(
                 mech, fin.item.x, fin.item.x2, scores, grids, add, args=args,
                 seed=fin.seeds.spawn(1)[0], executor=executor, progress=progress,
                 paired=paired)
+            seconds += took
             if counts is not None:
                 fin.counts = counts if fin.counts is None else \
                     [a + b for a, b in zip(fin.counts, counts)]
@@ -508,7 +516,8 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
             contenders.append(ranked[0])
         live = contenders
         if not live:
-            return rate
+            one = seconds[0] + seconds[2]
+            return rate, (rate * (seconds[0] + seconds[1]) / one if one > 0 else rate)
 
 
 @dataclass(frozen=True, eq=False)
