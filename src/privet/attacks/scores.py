@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .features import BitView, FeatureMap, columns_of, rows_of, value_name
+from .features import Batch, BitView, FeatureMap, columns_of, rows_of, value_name
 
 __all__ = ["MLP", "Bins", "Bits", "Linear", "Score", "Stat", "Table", "score_from_spec"]
 
@@ -266,6 +266,11 @@ class Bins(Score):
     values: tuple
 
     def cells(self, outputs) -> np.ndarray:
+        """The cell of each output (of a :class:`~privet.attacks.features.Batch`: found once
+        for every histogram on the same entries and edges)."""
+        if isinstance(outputs, Batch):
+            return outputs.memo(("cells", self.coords, self.edges),
+                                lambda: self.cells(outputs.rows))
         rows = rows_of(outputs)
         idx = np.zeros(rows.shape[0], dtype=np.int64)
         for j, e in zip(self.coords, self.edges):

@@ -78,15 +78,17 @@ def fit_bins(r1, r0, coords: tuple[int, ...], bins: int | None = None) -> Bins:
         edges.append(tuple(e.tolist()))
     model = Bins(tuple(coords), tuple(edges), ())
     size = int(np.prod([len(e) + 1 for e in edges]))
-    c1 = np.bincount(model.cells(a), minlength=size).astype(float)
-    c0 = np.bincount(model.cells(b), minlength=size).astype(float)
+    c1 = np.bincount(model.cells(r1), minlength=size).astype(float)  # a Batch keeps them
+    c0 = np.bincount(model.cells(r0), minlength=size).astype(float)
     return Bins(tuple(coords), tuple(edges), tuple(_log_ratio(c1, c0, len(a), len(b)).tolist()))
 
 
 def _xy(fmap: FeatureMap, r1, r0) -> tuple[np.ndarray, np.ndarray]:
-    r1, r0 = r1[:MAX_FIT_ROWS], r0[:MAX_FIT_ROWS]
-    x = np.vstack([fmap.transform(r1), fmap.transform(r0)])
-    y = np.r_[np.ones(len(r1)), np.zeros(len(r0))]
+    # a sample within the cap is transformed whole (a Batch keeps the matrix for scoring)
+    x1, x0 = (fmap.transform(r) if len(r) <= MAX_FIT_ROWS else
+              fmap.transform(rows_of(r)[:MAX_FIT_ROWS]) for r in (r1, r0))
+    x = np.vstack([x1, x0])
+    y = np.r_[np.ones(len(x1)), np.zeros(len(x0))]
     return x, y
 
 

@@ -145,7 +145,7 @@ def _score_events(scores: list[tuple[str, Score]], o1, o2, objective: Objective
     """Every score's best threshold on (o1, o2) in the four :data:`ORIENTATIONS` (upper or
     lower tail, for D1 or for D2): (value, orientation, model, score, choice)."""
     items, meta = [], []
-    o1, o2 = Batch(o1), Batch(o2)
+    o1, o2 = (o if isinstance(o, Batch) else Batch(o) for o in (o1, o2))
     for model, sc in scores:
         s1, s2 = sc(o1), sc(o2)
         ts, every = candidates(np.r_[s1, s2])
@@ -170,13 +170,14 @@ def _fit_scores(o1, o2, models: tuple | None, seed: int,
     ratio, which logistic regression on their indicators would only approximate)."""
     out = _fit_on(o1, o2, models, seed, cheap=models is None)
     for view in views:
-        c1, c2 = view.codes(o1), view.codes(o2)
+        b1, b2 = view.codes(o1), view.codes(o2)  # batches of codes when o1, o2 are batches
+        c1, c2 = rows_of(b1), rows_of(b2)
         first = c1[:1]
         if np.array_equal(c1, np.broadcast_to(first, c1.shape)) and \
                 np.array_equal(c2, np.broadcast_to(first, c2.shape)):
             continue  # one code for every output: no event of the view separates anything
         out.extend((f"{m} on {view.label()}", Bits(view, s))
-                   for m, s in _fit_on(c1, c2, models, seed, cheap=True))
+                   for m, s in _fit_on(b1, b2, models, seed, cheap=True))
     return out
 
 
@@ -272,8 +273,9 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
         h = len(o1) // 2
         with single_threaded():
             views = bit_views(floats, o1[:h], o2[:h], x, x2)
-            scores = _fit_scores(o1[:h], o2[:h], None, int(ss.generate_state(1)[0]), views)
-            found = _score_events(scores, o1[:h], o2[:h], objective)
+            h1, h2 = Batch(o1[:h]), Batch(o2[:h])  # fitted, then scored: derived once
+            scores = _fit_scores(h1, h2, None, int(ss.generate_state(1)[0]), views)
+            found = _score_events(scores, h1, h2, objective)
             best = max(found, key=lambda r: r[0]) if found else None
             got = None
             if best is not None:
@@ -411,8 +413,8 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
     _widths(mech, f1, f2, item.x, item.x2)
     with single_threaded():
         views = bit_views(floats, f1, f2, item.x, item.x2)
-        fitted = _fit_scores(f1, f2, models, int(s_fit.generate_state(1)[0]), views)
-        b1, b2 = Batch(f1), Batch(f2)
+        b1, b2 = Batch(f1), Batch(f2)  # fitted, then scored: derived once
+        fitted = _fit_scores(b1, b2, models, int(s_fit.generate_state(1)[0]), views)
         grids = [candidates(np.r_[sc(b1), sc(b2)]) for _, sc in fitted]
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
