@@ -48,6 +48,7 @@ import numpy as np
 from ..core.errors import InputError, advice
 from ..core.events import Event
 from ..core.mechanism import Mechanism
+from ..execution import get_executor
 from ..execution.progress import progress_bar
 from ..execution.threads import single_threaded
 from .events import Threshold
@@ -227,7 +228,21 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
     """The best (pair, event) by ``objective`` on a fresh selection sample, the trace of the
     search, and whether Ctrl-C cut it short. ``start=(x, x2, event or None)`` is screened
     first, always reaches the selection, and its event competes as given; ``pairs`` replaces
-    the generated candidates (a list of (x, x2))."""
+    the generated candidates (a list of (x, x2)). An executor given by name (``'processes'``,
+    ``'dask'``) is made once for the whole search (not a pool per sample) and closed at the
+    end."""
+    shared = get_executor(executor, mech) if isinstance(executor, str) else executor
+    try:
+        return _search_witness(mech, objective, budget, args, seed, shared, progress, start,
+                               length, pairs)
+    finally:
+        if shared is not executor:
+            shared.close()
+
+
+def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args, seed: Any,
+                    executor: Any, progress: bool, start: tuple | None, length: int | None,
+                    pairs: list | None) -> tuple[Candidate | None, list[dict], bool]:
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     s_screen, s_local, s_final, s_rng = root.spawn(4)
     rng = np.random.default_rng(s_rng)
