@@ -68,8 +68,10 @@ def at_least(values: np.ndarray, ts: np.ndarray) -> np.ndarray:
 
 def counts_at(s1: np.ndarray, s2: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, ...]:
     """(n11, n10, n01) of ``{s >= t}`` for each t of the ascending ``ts``, pairing s1[i]
-    with s2[i] (both in the event iff their minimum is)."""
-    k1, k2, k11 = (at_least(v, ts) for v in (s1, s2, np.minimum(s1, s2)))
+    with s2[i] (both in the event iff their minimum is; a NaN reaches every threshold, so
+    ``fmin`` keeps the other score of its pair, as :func:`tails` does)."""
+    s1, s2 = np.asarray(s1, float), np.asarray(s2, float)
+    k1, k2, k11 = (at_least(v, ts) for v in (s1, s2, np.fmin(s1, s2)))
     return k11, k1 - k11, k2 - k11
 
 
