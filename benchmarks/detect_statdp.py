@@ -204,10 +204,10 @@ print(json.dumps({{"violation": r.counterexample is not None, "p": r.p_value, "c
 """
 
 
-def single_points(seed: int, baseline: bool) -> list[dict]:
-    """One detect call per cell in a fresh interpreter: ours, today's main, the fixed-size
-    test (interleaved)."""
-    src = baseline_src("main") if baseline else None
+def single_points(seed: int, baseline: bool, against: str = "main") -> list[dict]:
+    """One detect call per cell in a fresh interpreter: ours, ``against`` (today's main by
+    default), the fixed-size test (interleaved)."""
+    src = baseline_src(against) if baseline else None
     rows = []
     for name, _, _ in FIGURES:
         for eps0 in EPS0:
@@ -225,23 +225,23 @@ def single_points(seed: int, baseline: bool) -> list[dict]:
                          "fixed": fixed})
             print(f"  {name:22} eps0={eps0:<4g} {ours['stopped']:32} "
                   f"{ours['cpu']:6.2f} s CPU {ours['samples']:>10,} samples"
-                  + (f" | main {today['cpu']:6.2f} s CPU" if today else "")
+                  + (f" | {against} {today['cpu']:6.2f} s CPU" if today else "")
                   + f" | fixed size {fixed['samples']:>10,} samples", flush=True)
     return rows
 
 
-def print_single(rows: list[dict]) -> None:
+def print_single(rows: list[dict], against: str = "main") -> None:
     looks = schedule(500_000)
     dec = lambda x: "violation" if x["violation"] else "no violation"  # noqa: E731
     print(f"\nSingle point: one detect call at test eps = eps0, StatDP's budgets (100,000 "
           f"selection, 500,000 final samples per input), each call in a fresh interpreter. "
-          f"Ours and today's main: the sequential final test, looks {looks[0]:,} "
+          f"Ours and {against}: the sequential final test, looks {looks[0]:,} "
           f"x{GROWTH:g} ... {looks[-1]:,} (first look {FIRST_LOOK:,}); fixed size: the "
           "paper's fixed-size test on the same inputs (this checkout, sequential=False). "
           "CPU s: the call itself, in-process after a warm-up; process s: the whole fresh "
           "interpreter (start-up, imports, warm-up included).")
     print(f"  {'mechanism':22} {'eps0':>4} | {'ours: decision':15} {'CPU s':>6} "
-          f"{'process s':>9} {'samples':>10} | {'main: CPU s':>11} {'process s':>9} | "
+          f"{'process s':>9} {'samples':>10} | {'ref: CPU s':>11} {'process s':>9} | "
           f"{'fixed: decision':15} {'samples':>10} | samples ours/fixed")
     ratios, same, same_main = [], 0, 0
     for r in rows:
@@ -265,7 +265,7 @@ def print_single(rows: list[dict]) -> None:
     if rows[0]["today"] is not None:
         tcpu = [r["today"]["cpu"] for r in rows]
         tproc = [r["today"]["process"] for r in rows]
-        print(f"  today's main, same run: CPU in-process median {statistics.median(tcpu):.3f} s "
+        print(f"  {against}, same run: CPU in-process median {statistics.median(tcpu):.3f} s "
               f"(max {max(tcpu):.2f}); fresh process median {statistics.median(tproc):.2f} s; "
               f"same decisions as ours: {same_main}/{len(rows)}")
     print(f"  same decisions as the fixed-size test: {same}/{len(rows)}; samples ours/fixed: "
@@ -344,6 +344,8 @@ def main() -> None:
                     help="only the single-point section (33 cells, fresh processes)")
     ap.add_argument("--no-baseline", action="store_true",
                     help="single points without today's main beside ours")
+    ap.add_argument("--against", default="main", metavar="REF",
+                    help="the git revision the single points are compared with (default main)")
     ap.add_argument("--seed", type=int, default=2018)
     args = ap.parse_args()
     n_select, n_final = (20_000, 100_000) if args.quick else (100_000, 500_000)
@@ -357,7 +359,7 @@ def main() -> None:
         check_claims(results)
     if not args.type1_only:
         print("\nsingle points (fresh interpreter per call, ours then today's):")
-        print_single(single_points(args.seed, not args.no_baseline))
+        print_single(single_points(args.seed, not args.no_baseline, args.against), args.against)
     if args.type1:
         type_one(args.type1, 20_000, 100_000)
 

@@ -3,6 +3,7 @@
     python benchmarks/suite_error_control.py            # 200 seeded runs + the full-size check
     python benchmarks/suite_error_control.py --quick    # 20 runs
     python benchmarks/suite_error_control.py --runs 200 --skip-full
+    python benchmarks/suite_error_control.py --first 100 --skip-full   # a second process
     python benchmarks/suite_error_control.py --full-only     # only the full-size check
     python benchmarks/suite_error_control.py --full-only --against 05c84c9^  # before issue 12
 
@@ -96,7 +97,7 @@ def one_run(seed: int, quick: bool) -> dict:
             "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
 
-def seeded_runs(runs: int, quick: bool, path) -> list[dict]:
+def seeded_runs(runs: int, quick: bool, path, first: int = 0) -> list[dict]:
     done: dict[int, dict] = {}
     if path.exists():
         for line in path.read_text().splitlines():
@@ -104,7 +105,7 @@ def seeded_runs(runs: int, quick: bool, path) -> list[dict]:
             if rec.get("quick") == quick:
                 done[rec["seed"]] = rec
     with path.open("a") as f:
-        for seed in range(runs):
+        for seed in range(first, runs):
             if seed in done:
                 continue
             rec = one_run(seed, quick) | {"quick": quick}
@@ -112,7 +113,7 @@ def seeded_runs(runs: int, quick: bool, path) -> list[dict]:
             f.flush()
             done[seed] = rec
             print(f"  seed {seed}: red {len(rec['red'])}, {rec['cpu']:.0f} s CPU", flush=True)
-    return [done[s] for s in range(runs)]
+    return [done[s] for s in range(runs) if s in done]
 
 
 def report_runs(recs: list[dict]) -> None:
@@ -178,6 +179,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="20 runs instead of 200")
     ap.add_argument("--runs", type=int, default=None)
+    ap.add_argument("--first", type=int, default=0, metavar="SEED",
+                    help="start at this seed (two processes can share the runs: one from 0, "
+                         "one from half way; the report counts every run saved)")
     ap.add_argument("--skip-full", action="store_true", help="skip the full-size comparison")
     ap.add_argument("--full-only", action="store_true",
                     help="only the full-size comparison with main")
@@ -198,7 +202,7 @@ def main() -> None:
         full_size_check(opts.against)
         return
     print(f"{runs} seeded suite runs, quick sizes (resumable: {path.relative_to(OUT.parent)})")
-    report_runs(seeded_runs(runs, True, path))
+    report_runs(seeded_runs(runs, True, path, opts.first))
     if not opts.skip_full:
         full_size_check(opts.against)
 

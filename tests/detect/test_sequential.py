@@ -148,3 +148,65 @@ def test_a_curve_claims_only_what_fixed_sequence_testing_allows():
     assert c.p_values[0] < 0.05 and c.p_values[-1] > 0.05  # true epsilon 1/0.7 = 1.43
     assert c.lower_bound in (0.5, 1.0)
     assert c.details["lower_bound_rule"].startswith("fixed-sequence")
+
+
+# -- how the selection grows ------------------------------------------------------------------
+
+def test_the_leading_pairs_select_at_the_look_and_the_others_lag_behind():
+    from privet.detect.engine import LAG, LEADERS, open_session
+
+    s = open_session(get("statdp.noisy_max_v1b"), seed=0, n_select=20_000, n_final=100_000)
+    try:
+        last = len(s.design.looks) - 1
+        assert s.grid[0] == 2_000 and s.grid[-1] == 20_000  # the last look selects as fixed
+        assert all(a <= b for a, b in zip(s.grid, s.grid[1:]))
+        sels = s.select(0.7)
+        zero = np.zeros(len(s.sources), dtype=np.int64)
+        look = 3
+        lv = s._levels(sels, look, zero)
+        lead = {p for sel in sels[:LEADERS] for p in (s.pairs[sel.pair].s1,
+                                                      s.pairs[sel.pair].s2)}
+        assert all(lv[i] == look for i in lead)
+        assert all(lv[i] == look - LAG for i in range(len(s.sources)) if i not in lead)
+        assert (s._levels(sels, look, lv + 1) >= lv + 1).all()  # never lower
+        assert (s._levels(sels, last, zero) == last).all()  # every pair at the last look
+    finally:
+        s.executor.shutdown()
+
+
+def test_each_point_of_a_curve_selects_as_if_it_ran_alone():
+    # the selection sizes of a point depend on its own selection samples only (not on where
+    # an earlier point stopped, which depends on the final samples the points share)
+    from privet.detect import pvalue_curve
+
+    mech = get("statdp.noisy_max_v1b").replace(epsilon=0.2)
+    kw = {"seed": 2, "n_select": 20_000, "n_final": 100_000}
+    both = pvalue_curve(mech, [0.05, 0.15], **kw)
+    alone = pvalue_curve(mech, [0.15], **kw)
+    a, b = both.counterexamples[1], alone.counterexamples[0]
+    assert (a.p_value, a.event, a.counts, a.n) == (b.p_value, b.event, b.counts, b.n)
+
+
+def test_candidates_cost_at_most_the_samples_of_the_test():
+    from privet.detect.engine import CANDIDATE_LAG
+
+    r = detect(get("statdp.isvt2").replace(epsilon=0.2), seed=0, max_candidates=3)
+    chosen = r.counterexample
+    assert chosen is not None and len(r.candidates) > 1
+    looks = schedule(500_000)
+    at = looks.index(chosen.n[0])
+    for c in r.candidates[1:]:
+        assert looks[max(0, at - CANDIDATE_LAG)] <= c.n[0] <= chosen.n[0]
+
+
+@pytest.mark.parametrize("name, eps0, futile", [("statdp.histogram_eps", 1.5, True),
+                                                ("statdp.isvt1", 0.7, False)])
+def test_a_futility_stop_is_checked_with_every_pair_at_full_selection(name, eps0, futile):
+    from privet.detect.engine import open_session
+
+    s = open_session(get(name).replace(epsilon=eps0), seed=0, n_select=20_000,
+                     n_final=100_000)
+    try:
+        assert s._still_futile(eps0, 2) is futile
+    finally:
+        s.executor.shutdown()

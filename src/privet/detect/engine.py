@@ -9,11 +9,15 @@ A :class:`Session` does the expensive work once per mechanism and input list:
    traced);
 2. a pilot sample per input fixes the output schema and the event search space
    (:mod:`privet.detect.space`);
-3. selection samples are reduced to histograms: in the sequential design (default) the
-   pilot itself is the first selection sample, and every input gets more as the final test
-   grows (all of them: a futility stop must not rest on a selection that never looked at
-   some pair with more than the pilot); in the fixed design, ``n_select`` fresh samples per
-   input;
+3. selection samples are reduced to histograms, cumulatively at fixed sizes (the levels of
+   :attr:`Session.grid`): in the sequential design (default) the pilot itself is level 0,
+   and level k, for look k, is ``n_select`` times the look's share of the budget. At each
+   look the ``LEADERS`` best pairs of the previous selection select at the look's level and
+   every other pair ``LAG`` levels behind (a quarter of the samples: a violation the pilot
+   cannot see still surfaces), all of them at the last look, which so selects as the
+   fixed-size test does; a futility stop stands only if the event selected with every pair
+   at the look's level is clearly inside the null too. In the fixed design, ``n_select``
+   fresh samples per input;
 4. for each test epsilon, EventSelector (Algorithm 3) scores every candidate of every pair
    from those histograms, and the chosen (D1, D2, args, E) gets the final HypothesisTest
    (line 4 of Algorithm 1) on *fresh* samples of D1 and D2, drawn from their own seed
@@ -26,8 +30,10 @@ the grown selection samples before each look, and the test stops as soon as a lo
 at the level the alpha-spending function gives it (a violation), or the event is clearly
 inside the null (futility: no violation found). The union bound over looks keeps the type-I
 error at most alpha under this optional stopping, whichever event each look tests, because
-each look's event is chosen on samples independent of the final ones and its sample size
-is fixed in advance. ``sequential=False`` runs the fixed-size test of the paper instead.
+each look's event is chosen on selection samples only -- which pairs lead, and so how many
+selection samples each input has, depends on selection samples alone, never on a final
+sample or on where an earlier test epsilon of a curve stopped -- and its sample size is
+fixed in advance. ``sequential=False`` runs the fixed-size test of the paper instead.
 """
 
 from __future__ import annotations
@@ -35,11 +41,10 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from ..core.errors import InputError, MechanismError, PrivetError, advice, check_epsilon
 from ..core.mechanism import Mechanism, as_mechanism
@@ -48,13 +53,24 @@ from ..core.seeds import as_seed
 from ..execution import get_executor, map_reduce
 from ..execution.progress import progress_bar
 from ..stats.hypothesis import approx_z, count_filter, thinned_fisher_pvalue
-from ..stats.sequential import CONTINUE, REJECT, Design, Step, schedule, sequential_step
+from ..stats.sequential import (
+    CONTINUE,
+    REJECT,
+    Design,
+    Step,
+    clearly_below,
+    schedule,
+    sequential_step,
+)
 from . import trace as tr
 from .histograms import event_histograms
 from .space import NoEventError, Plan, Reducer, build_plan, count_events, infer_schema, rows_of
 
 PILOT = 2_000
 SHORTLIST = 3          # events per pair given the exact p-value during selection
+LEADERS = 3            # pairs whose selection grows with every look (the best so far)
+LAG = 2                # levels the other pairs' selection lags behind (a quarter of it)
+CANDIDATE_LAG = 2      # informational candidates: tested on a look this much earlier at least
 PHASE_PILOT, PHASE_SELECT, PHASE_FINAL = 0, 1, 2
 
 
@@ -67,9 +83,9 @@ class Source:
     index: int
     group: int = 0
     pilot: np.ndarray | None = None
-    sel_hist: np.ndarray | None = None     # selection histogram
-    sel_n: int = 0
-    sel_batches: int = 0                   # selection batches drawn (their seed keys)
+    selection: list = field(default_factory=list)  # cumulative selection histograms, one per
+    #                                                 level of Session.grid
+    sel_counts: dict = field(default_factory=dict)  # level -> candidate counts at that level
     final: list = field(default_factory=list)  # cumulative final histograms, one per look
 
 
@@ -152,7 +168,6 @@ class Session:
     sequential: bool = True
     notes: list = field(default_factory=list)
     samples: int = 0                     # outputs drawn so far (pilot, selection, final)
-    sel_counts: list | None = None
     _advance: Any = None                 # the progress bar of the running sequential test
 
     @property
@@ -185,38 +200,44 @@ class Session:
         self.samples += int(red.n)
         return red.value
 
-    def _set_selection(self, s: Source, hist: np.ndarray, n: int) -> None:
-        s.sel_hist, s.sel_n = hist, int(n)
-        if self.sel_counts is not None:
-            self.sel_counts[s.index] = count_events(self.plans[s.group], hist)
+    @functools.cached_property
+    def grid(self) -> tuple:
+        """The selection sizes per input, one per level: level 0 is the pilot (sequential) or
+        the ``n_select`` fresh samples (fixed design); level k of the sequential design is
+        the size that goes with look k, ``n_select`` times the look's share of the budget
+        (at least the pilot), so the last look selects on ``n_select`` samples as the
+        fixed-size test does. Fixed in advance: it depends on no sample."""
+        if not self.sequential:
+            return (self.n_select,)
+        first = min(PILOT, self.n_select)
+        looks, budget = self.design.looks, self.design.budget
+        return (first,) + tuple(int(min(self.n_select, max(first, self.n_select * n / budget)))
+                                for n in looks[1:])
 
     def prepare_selection(self) -> None:
-        """Sequential: the pilot is the first selection sample. Fixed: ``n_select`` fresh."""
+        """Sequential: the pilot is level 0 of the selection. Fixed: ``n_select`` fresh."""
         for s in self.sources:
             if self.sequential:
-                reducer = Reducer(self.plans[s.group], self.mech.name)
-                self._set_selection(s, reducer(s.pilot), s.pilot.shape[0])
+                s.selection = [Reducer(self.plans[s.group], self.mech.name)(s.pilot)]
             else:
-                hist = self._draw(s, self.n_select, (PHASE_SELECT, s.index),
-                                  "detect: selection samples")
-                self._set_selection(s, hist, self.n_select)
-        self.sel_counts = [count_events(self.plans[s.group], s.sel_hist) for s in self.sources]
+                s.selection = [self._draw(s, self.n_select, (PHASE_SELECT, s.index),
+                                          "detect: selection samples")]
 
-    def grow_selection(self, pairs: Sequence[int], target: int) -> bool:
-        """Draw more selection samples for the inputs of ``pairs``, up to ``target`` each;
-        whether any input got more."""
-        grew = False
-        for pi in pairs:
-            for si in (self.pairs[pi].s1, self.pairs[pi].s2):
-                s = self.sources[si]
-                if s.sel_n >= target:
-                    continue
-                s.sel_batches += 1
-                more = self._draw(s, target - s.sel_n, (PHASE_SELECT, s.index, s.sel_batches),
-                                  "detect: selection samples")
-                self._set_selection(s, s.sel_hist + more, target)
-                grew = True
-        return grew
+    def selection_counts(self, s: Source, level: int) -> np.ndarray:
+        """The candidate counts of ``s`` in its first ``grid[level]`` selection samples
+        (drawing the batches still missing: batch j has its own seed key, so the samples
+        of a level are the same whenever and whyever they are drawn)."""
+        while len(s.selection) <= level:
+            j = len(s.selection)
+            more = self.grid[j] - self.grid[j - 1]
+            hist = s.selection[-1]
+            if more > 0:
+                hist = hist + self._draw(s, more, (PHASE_SELECT, s.index, j),
+                                         "detect: selection samples")
+            s.selection.append(hist)
+        if level not in s.sel_counts:
+            s.sel_counts[level] = count_events(self.plans[s.group], s.selection[level])
+        return s.sel_counts[level]
 
     def final_counts(self, s: Source, cand: int, look: int) -> int:
         """The count of candidate ``cand`` in the first ``design.looks[look]`` fresh samples
@@ -250,15 +271,19 @@ class Session:
         return pid, cand, s1, s2, offset[s1] + cand, offset[s2] + cand
 
     # -- Algorithm 3 ------------------------------------------------------------------------
-    def select(self, epsilon: float) -> list[Selection]:
+    def select(self, epsilon: float, levels: Sequence[int] | None = None) -> list[Selection]:
         """EventSelector: the best event of every pair (exact p-value on selection counts).
 
-        Every candidate of every pair is filtered and scored in one vectorized pass; each
-        pair's ``SHORTLIST`` best (by the normal approximation) get the exact p-value."""
-        assert self.sel_counts is not None
-        sel_n = np.array([s.sel_n for s in self.sources], dtype=np.int64)
+        ``levels``: the selection level of each input (default 0, the pilot or the fixed
+        design's sample). Every candidate of every pair is filtered and scored in one
+        vectorized pass; each pair's ``SHORTLIST`` best (by the normal approximation) get
+        the exact p-value."""
+        if levels is None:
+            levels = [0] * len(self.sources)
+        sel_n = np.array([self.grid[lv] for lv in levels], dtype=np.int64)
         pid, cand, s1, s2, at1, at2 = self._layout
-        counts = np.concatenate(self.sel_counts)
+        counts = np.concatenate([self.selection_counts(s, int(lv))
+                                 for s, lv in zip(self.sources, levels)])
         c1, c2 = counts[at1], counts[at2]
         if sel_n.min() == sel_n.max():  # every input grows alike: one sample size
             n1 = n2 = sel_n[0]
@@ -270,9 +295,10 @@ class Session:
             n1, n2 = n1[keep], n2[keep]
         z_top = approx_z(c1, c2, n1, n2, epsilon)
         z_bot = approx_z(c2, c1, n2, n1, epsilon)
-        # Phi(-z) is monotone: min(Phi(-z_top), Phi(-z_bot)) = Phi(-max(z_top, z_bot)), one
-        # normal tail per candidate instead of two
-        score = special.ndtr(-np.maximum(z_top, z_bot))
+        # Phi(-z) is decreasing: min(Phi(-z_top), Phi(-z_bot)) = Phi(-max(z_top, z_bot)), so
+        # candidates rank by -max(z) (no normal tail but for the shortlist, and no ties where
+        # the tails underflow)
+        score = -np.maximum(z_top, z_bot)
         # the kept entries of each pair are contiguous, in candidate order
         bounds = np.searchsorted(pid, np.arange(len(self.pairs) + 1))
         picks = []
@@ -290,7 +316,7 @@ class Session:
             )
         j = np.concatenate(picks)
         pis, cands, approx = pid[j], cand[j], score[j]
-        dirs = np.where(special.ndtr(-z_top[j]) <= special.ndtr(-z_bot[j]), 0, 1)
+        dirs = np.where(z_top[j] >= z_bot[j], 0, 1)
         a1, a2 = c1[j], c2[j]
         n1, n2 = (n1[j], n2[j]) if np.ndim(n1) else (np.full(j.size, n1), np.full(j.size, n2))
         first = np.where(dirs == 0, a1, a2)
@@ -323,10 +349,39 @@ class Session:
             finally:
                 self._advance = None
 
+    def _levels(self, sels: Sequence[Selection], look: int, levels: np.ndarray) -> np.ndarray:
+        """The selection level of every input at ``look`` (never lower than ``levels``):
+        the ``LEADERS`` best pairs of the previous selection at ``look``, the others
+        ``LAG`` levels behind, every pair at the last look. Decided on selection samples
+        only, so each look's event stays independent of the final samples."""
+        last = len(self.design.looks) - 1
+        want = np.full(len(self.pairs), last if look >= last else max(0, look - LAG))
+        for sel in sels[:LEADERS]:
+            want[sel.pair] = look
+        out = np.array(levels, copy=True)
+        np.maximum.at(out, self._pair_sources[0], want)
+        np.maximum.at(out, self._pair_sources[1], want)
+        return out
+
+    @functools.cached_property
+    def _pair_sources(self) -> tuple:
+        return (np.array([p.s1 for p in self.pairs], dtype=np.int64),
+                np.array([p.s2 for p in self.pairs], dtype=np.int64))
+
+    def _still_futile(self, epsilon: float, look: int) -> bool:
+        """Whether the event selected with *every* pair at ``look``'s full selection level
+        is clearly inside the null too (the futility stop's check: a pair that was lagging
+        behind must not hide a violation). Only ever turns a stop into a continue, so it
+        cannot raise the type-I error; its samples are those the later levels use."""
+        alt = self.select(epsilon, [look] * len(self.sources))[0]
+        ca, cb, n = self._oriented(alt, look)
+        return clearly_below(ca, cb, n, n, epsilon)
+
     def _looks(self, epsilon: float) -> Outcome:
         design = self.design
         previous = 1.0
-        sels = self.select(epsilon)
+        levels = np.zeros(len(self.sources), dtype=np.int64)
+        sels = self.select(epsilon, levels)
         outcome = None
         for look, n in enumerate(design.looks):
             self._advance(0, description=f"detect at test eps {epsilon:g}: look {look + 1} "
@@ -334,23 +389,25 @@ class Session:
                                          "input")
             try:
                 if look and self.sequential:
-                    # the selection grows with the final test, on every pair: which
-                    # pairs grow must not depend on a ranking made on pilot samples (a
-                    # pair whose violation the pilot cannot see would never be tested,
-                    # and a futility stop on a weaker event would miss it)
-                    target = int(min(self.n_select, max(PILOT, self.n_select * n /
-                                                        design.budget)))
-                    if self.grow_selection(range(len(self.pairs)), target):
-                        sels = self.select(epsilon)  # else the same counts, the same choice
+                    # the selection grows with the final test: the leading pairs to the
+                    # look's level, every other pair a few levels behind (a violation the
+                    # pilot cannot see still surfaces), all of them at the last look
+                    grown = self._levels(sels, look, levels)
+                    if (grown != levels).any():
+                        levels = grown
+                        sels = self.select(epsilon, levels)
                 sel = sels[0]
                 ca, cb, n = self._oriented(sel, look)
+                step = sequential_step(ca, cb, n, n, epsilon, design=design, look=look,
+                                       previous=previous)
+                if step.futile and (levels < look).any() and \
+                        not self._still_futile(epsilon, look):
+                    step = replace(step, decision=CONTINUE, futile=False)
             except KeyboardInterrupt:
                 if outcome is None:
                     raise
                 outcome.interrupted = True
                 return outcome
-            step = sequential_step(ca, cb, n, n, epsilon, design=design, look=look,
-                                   previous=previous)
             previous = step.bonferroni
             outcome = Outcome(step, look, sel, ranking=sels)
             if step.decision != CONTINUE:
@@ -643,8 +700,10 @@ def test_point(session: Session, epsilon: float, max_candidates: int
                ) -> tuple[Counterexample, list, Outcome]:
     """Selection and the (sequential) final test at one test epsilon:
     (selected, candidates, outcome). Candidates are the best events of the next-best pairs,
-    each tested on fresh samples of the size where the sequential test stopped (their
-    p-values are fixed-size ones, shown for information, not verdicts)."""
+    each tested on fresh samples (fixed-size p-values, shown for information, not verdicts):
+    those the pair already has up to the look where the sequential test stopped, and at
+    least those of the look ``CANDIDATE_LAG`` before it (a quarter of the samples: shown
+    for information, they should not cost more than the test itself)."""
     eps = check_epsilon(epsilon, "the test epsilon")
     outcome = session.sequential_test(eps)
     chosen = session.counterexample(outcome.selection, eps, outcome.look, outcome.step)
@@ -655,7 +714,11 @@ def test_point(session: Session, epsilon: float, max_candidates: int
             for sel in outcome.ranking[:max(1, int(max_candidates))]:
                 if sel.pair == outcome.selection.pair:
                     continue
-                cx = session.counterexample(sel, eps, outcome.look)
+                pair = session.pairs[sel.pair]
+                have = min(len(session.sources[pair.s1].final),
+                           len(session.sources[pair.s2].final)) - 1
+                look = min(outcome.look, max(have, outcome.look - CANDIDATE_LAG, 0))
+                cx = session.counterexample(sel, eps, look)
                 if not any((c.d1, c.d2, c.event) == (cx.d1, cx.d2, cx.event) for c in cands):
                     cands.append(cx)
                 if len(cands) >= max_candidates:
