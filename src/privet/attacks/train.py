@@ -18,7 +18,7 @@ import numpy as np
 from ..core.noise import row_codes
 from ..execution.threads import single_threaded
 from ..stats.counts import two_sample_counts
-from .features import FeatureMap, fit_features, rows_of
+from .features import Batch, FeatureMap, fit_features, rows_of
 from .scores import MLP, Bins, Linear, Score, Stat, Table
 
 __all__ = ["MODELS", "fit", "fit_bins", "fit_linear", "fit_mlp", "fit_table", "models_for",
@@ -36,9 +36,20 @@ def _log_ratio(c1: np.ndarray, c0: np.ndarray, n1: int, n0: int) -> np.ndarray:
             - np.log((c0 + SMOOTH) / (n0 + SMOOTH * k)))
 
 
+def _pooled_codes(r1, r0) -> np.ndarray:
+    """:func:`~privet.core.noise.row_codes` of both samples stacked (kept on ``r1`` when it
+    is a :class:`~privet.attacks.features.Batch`: the table's test and its fit share them)."""
+    def codes():
+        return row_codes(np.vstack([rows_of(r1), rows_of(r0)]))
+    both = isinstance(r1, Batch) and isinstance(r0, Batch)
+    return r1.memo(("row codes", r0), codes) if both else codes()
+
+
 def distinct_rows(r1: np.ndarray, r0: np.ndarray, cap: int = MAX_TABLE_ROWS) -> int:
     """The number of distinct output rows of both samples (counted on a prefix of each,
     enough to tell whether it exceeds ``cap``)."""
+    if len(r1) <= 4 * cap and len(r0) <= 4 * cap:  # the prefixes are the samples
+        return len(np.unique(_pooled_codes(r1, r0)))
     a, b = rows_of(r1)[: 4 * cap], rows_of(r0)[: 4 * cap]
     return len(np.unique(row_codes(np.vstack([a, b]))))
 
@@ -58,9 +69,9 @@ def discrete(r1: np.ndarray, r0: np.ndarray) -> bool:
 def fit_table(r1, r0) -> Table | None:
     """Smoothed empirical log-ratio per distinct output row (None: not :func:`discrete`)."""
     a, b = rows_of(r1), rows_of(r0)
-    if not discrete(a, b):
+    if not discrete(r1, r0):
         return None
-    uniq, c1, c0 = two_sample_counts(a, b)
+    uniq, c1, c0 = two_sample_counts(a, b, codes=_pooled_codes(r1, r0))
     values = _log_ratio(c1.astype(float), c0.astype(float), len(a), len(b))
     return Table(tuple(tuple(r) for r in uniq.tolist()), tuple(values.tolist()), 0.0)
 
