@@ -1,6 +1,7 @@
 """Argument generation (Sec. 4.4.2): least noise for noise args, MaxSMT for the others."""
 
 import sys
+from fractions import Fraction
 
 import numpy as np
 
@@ -147,3 +148,69 @@ def test_term_scan_finds_if_then_else_and_named_constants():
     assert [scan.has_ite(c) for c in (plain, with_ite, inputs_only)] == [False, True, False]
     assert [scan.mentions(c) for c in (plain, with_ite, inputs_only)] == [True, True, False]
     assert not _Scan(z3, {"Q"}).mentions(with_ite)
+
+
+def _solver_cells(tr, monkeypatch, *problem):
+    with monkeypatch.context() as m:
+        m.setattr(tr, "_evaluated_cells", lambda *a: ([], False))
+        return tr._cells(*problem, 5000)
+
+
+def _witnessed(z3, syms, terms, cells):
+    """Whether every witness of ``cells`` lies in its cell."""
+    for row, w in zip(*cells):
+        at = [(v, z3.RealVal(w[k]) if isinstance(w[k], Fraction) else
+               z3.IntVal(w[k]) if isinstance(w[k], int) else w[k]) for k, v in syms.items()]
+        if [z3.is_true(z3.simplify(z3.substitute(c, *at))) for c in terms] != row.tolist():
+            return False
+    return True
+
+
+def test_cells_met_on_the_grid_are_completed_by_the_solver(monkeypatch):
+    """T in arithmetic: the grid meets the cells of open regions, a cell that exists only
+    on a tie (2T = 2) is unreliable in floats and must come from the solver; an operator
+    the evaluator does not know (division by a variable) leaves everything to the solver.
+    Either way the cells are those of the solver alone."""
+    import z3
+
+    tr = sys.modules["privet.detect.trace"]  # privet.detect is the function
+
+    t, n = z3.Real("T"), z3.Int("N")
+    syms = {"T": t, "N": n}
+    hard = [t >= -1, t <= 3, z3.Or([n == k for k in range(1, 4)])]
+    terms = [t + t <= 2, t + t >= 2, n * t > 2, z3.ToReal(z3.If(t > 0, n, 0)) + t >= 2.5]
+    found, complete = tr._evaluated_cells(z3, syms, hard, terms)
+    cells = tr._cells(z3, syms, hard, terms, 5000)
+    assert cells[0].tolist() == _solver_cells(tr, monkeypatch, z3, syms, hard, terms)[0].tolist()
+    tie = [True, True]  # 2T <= 2 and 2T >= 2: only T = 1
+    assert any(r[:2].tolist() == tie for r in cells[0])
+    assert not complete and 0 < len(found) < len(cells[0])
+    assert all(list(r[:2]) != tie for r, _ in found)
+    assert _witnessed(z3, syms, terms, cells)
+    divided = [*terms, t / (z3.ToReal(n) + 1) >= 0.5]
+    assert tr._evaluated_cells(z3, syms, hard, divided) == ([], False)
+    assert tr._cells(z3, syms, hard, divided, 5000)[0].tolist() == \
+        _solver_cells(tr, monkeypatch, z3, syms, hard, divided)[0].tolist()
+
+
+def test_grid_cells_are_complete_without_the_solver_only_when_provably_so(monkeypatch):
+    """T only in direct comparisons with numerals and N confined by its range: the grid
+    meets every cell (the tie T = 1 included, as such comparisons are exact), and no solver
+    call is needed. Without the range, N (in arithmetic) could leave the grid: the solver
+    must prove that there is no other cell."""
+    import z3
+
+    tr = sys.modules["privet.detect.trace"]  # privet.detect is the function
+
+    t, n = z3.Real("T"), z3.Int("N")
+    syms = {"T": t, "N": n}
+    terms = [t <= 1, t >= 1, z3.If(t > 0, n, 0) + n >= 5, n == 2]
+    for hard, closed in (([t >= -1, t <= 3, z3.Or([n == k for k in range(1, 4)])], True),
+                         ([t >= -1, t <= 3, n >= 1], False)):
+        found, complete = tr._evaluated_cells(z3, syms, hard, terms)
+        cells = tr._cells(z3, syms, hard, terms, 5000)
+        alone = _solver_cells(tr, monkeypatch, z3, syms, hard, terms)
+        assert cells[0].tolist() == alone[0].tolist()
+        assert complete == closed and (len(found) == len(cells[0]) or not closed)
+        assert any(list(r[:2]) == [True, True] for r, _ in found)
+        assert _witnessed(z3, syms, terms, cells)

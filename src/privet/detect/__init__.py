@@ -143,8 +143,9 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     ``sequential=True`` (default): the final test runs in looks of 2,000, 4,000, ... fresh
     samples per input up to ``n_final``, re-selecting the event before each look on
     selection samples that grow with it (the pilot first; the leading pairs' grow with the
-    looks, the others' a quarter as fast, all reach ``n_select`` at the last look), and stops as soon as a look is decisive: a rejection at the level an
-    alpha-spending function gives that look, or a clear pass (futility). The type-I error
+    looks, the others' a quarter as fast, all reach ``n_select`` at the last look), and
+    stops as soon as a look is decisive: a rejection at the level an alpha-spending
+    function gives that look, or a clear pass (futility). The type-I error
     stays at most ``alpha`` under this optional stopping (union bound over looks, see
     :mod:`privet.stats.sequential`); ``p_value`` is then the sequential p-value.
     ``sequential=False``: StatDP's fixed sizes, ``n_select`` samples per input for
