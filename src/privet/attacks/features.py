@@ -45,9 +45,9 @@ import numpy as np
 from ..core import bits
 from ..core.errors import MechanismError, ParameterError
 
-__all__ = ["BIT_FEATURES", "DEFAULT_BIT_FEATURES", "BitView", "FeatureMap", "bit_views",
-           "check_bit_features", "fit_features", "fractional_doubles", "input_lattice",
-           "rows_of", "shape_error"]
+__all__ = ["BIT_FEATURES", "DEFAULT_BIT_FEATURES", "Batch", "BitView", "FeatureMap",
+           "bit_views", "check_bit_features", "columns_of", "fit_features",
+           "fractional_doubles", "input_lattice", "raw", "rows_of", "shape_error"]
 
 MAX_CATEGORIES = 12   # a column with at most this many distinct values is categorical
 POINT_MASS = 0.01     # a numeric value holding this share of a column is a flag
@@ -55,10 +55,57 @@ POINT_MASS = 0.01     # a numeric value holding this share of a column is a flag
 
 def rows_of(outputs) -> np.ndarray:
     """Outputs as a float matrix, one row per sample."""
+    if isinstance(outputs, Batch):
+        return outputs.rows
     out = np.asarray(outputs, dtype=float)
     if out.ndim > 1:
         return out.reshape(out.shape[0], int(np.prod(out.shape[1:])))
     return out.reshape(-1, 1)
+
+
+TRANSPOSE_BLOCK = 2048  # rows per block of the transposition (a block stays in cache)
+
+
+def columns_of(outputs) -> np.ndarray:
+    """The outputs' entries as contiguous columns, shape ``(width, n)``: transposed block by
+    block (a whole-matrix transposition strides through memory and ran 3x slower)."""
+    if isinstance(outputs, Batch):
+        return outputs.memo("columns", lambda: columns_of(outputs.rows))
+    rows = rows_of(outputs)
+    n, w = rows.shape
+    if w == 1:
+        return np.ascontiguousarray(rows.T)
+    cols = np.empty((w, n))
+    for b in range(0, n, TRANSPOSE_BLOCK):
+        cols[:, b:b + TRANSPOSE_BLOCK] = rows[b:b + TRANSPOSE_BLOCK].T
+    return cols
+
+
+class Batch:
+    """A batch of outputs that several scores read: what they derive from it (its columns,
+    a feature map's matrix, a float-exact view's codes) is computed once and kept while the
+    batch lives. The scores take a batch wherever they take outputs."""
+
+    __slots__ = ("outputs", "rows", "_memo")
+
+    def __init__(self, outputs):
+        self.outputs = outputs
+        self.rows = rows_of(outputs)
+        self._memo: dict = {}
+
+    def __len__(self) -> int:
+        return self.rows.shape[0]
+
+    def memo(self, key, compute):
+        """``compute()`` the first time ``key`` is asked, the kept value after."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+
+def raw(outputs):
+    """The outputs as given (a :class:`Batch`'s own)."""
+    return outputs.outputs if isinstance(outputs, Batch) else outputs
 
 
 def shape_error(name: str, w1: int, w2: int) -> MechanismError:
@@ -93,29 +140,36 @@ class FeatureMap:
         return len(self.numeric) + len(self.indicators)
 
     def transform(self, outputs) -> np.ndarray:
-        """The feature matrix of a batch of outputs, shape ``(n, size)``."""
+        """The feature matrix of a batch of outputs, shape ``(n, size)`` (a view of a
+        ``(size, n)`` array: one contiguous row per feature)."""
+        if isinstance(outputs, Batch):
+            return outputs.memo(self, lambda: self._transform(outputs))
+        return self._transform(outputs)
+
+    def _transform(self, outputs) -> np.ndarray:
         rows = rows_of(outputs)
         if rows.shape[1] != self.width:
             raise shape_error("the mechanism", self.width, rows.shape[1])
-        cols = np.ascontiguousarray(rows.T)  # one entry per row: contiguous column work
-        out = np.empty((self.size, rows.shape[0]))
+        cols = columns_of(outputs)  # one entry per row: contiguous column work
+        n = rows.shape[0]
+        out = np.empty((self.size, n))
         masses: dict[int, list[float]] = {}
         for j, v in self.indicators:
             masses.setdefault(int(j), []).append(float(v))
+        special, hit = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
         for i, (j, center, scale) in enumerate(self.numeric):
             col = cols[int(j)]
-            special = ~np.isfinite(col)
+            np.isfinite(col, out=special)
+            np.logical_not(special, out=special)
             for v in masses.get(int(j), ()):
-                special |= col == v
+                np.equal(col, v, out=hit)
+                special |= hit
             with np.errstate(invalid="ignore"):
                 np.subtract(col, center, out=out[i])
                 out[i] /= scale
-            if special.any():
-                out[i][special] = 0.0
-        if self.indicators:
-            js = np.array([int(j) for j, _ in self.indicators])
-            vs = np.array([float(v) for _, v in self.indicators])
-            np.equal(cols[js], vs[:, None], out=out[len(self.numeric):], casting="unsafe")
+            np.copyto(out[i], 0.0, where=special)
+        for k, (j, v) in enumerate(self.indicators, start=len(self.numeric)):
+            np.equal(cols[int(j)], float(v), out=out[k], casting="unsafe")
         return out.T
 
     def names(self) -> list[str]:
@@ -202,8 +256,11 @@ class BitView:
             raise ParameterError(f"unknown float feature {self.feature!r}; use one of "
                                  f"{', '.join(BIT_FEATURES)}.")
 
-    def codes(self, outputs) -> np.ndarray:
-        """The coded outputs, a float matrix of the outputs' shape ``(n, width)``."""
+    def codes(self, outputs):
+        """The coded outputs, a float matrix of the outputs' shape ``(n, width)`` (of a
+        :class:`Batch`: a batch of them, coded once)."""
+        if isinstance(outputs, Batch):
+            return outputs.memo(self, lambda: Batch(self.codes(outputs.rows)))
         rows = rows_of(outputs)
         finite = np.isfinite(rows)
         safe = np.where(finite, rows, 0.0)

@@ -13,6 +13,7 @@ counts), with a progress bar; Ctrl-C keeps the chunks done and marks the result 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +25,10 @@ from ..core.mechanism import Mechanism
 from ..core.noise import Replay, Sampler
 from ..execution import DEFAULT_CHUNK, chunk_for, chunk_rng, chunk_sizes, collect, run_chunks
 from ..execution.progress import progress_bar
+from ..execution.threads import single_threaded
 from ..stats.bounds import SHARE, conditional_bounds, paired_bounds, union_bounds
 from .events import Threshold
+from .features import Batch
 from .threshold import tails
 
 __all__ = ["Certificate", "certify", "draw_pair", "events_in", "paired_sampling",
@@ -86,7 +89,8 @@ def _chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, args, seeds: tuple, 
     """One chunk of the certifying sample: (n11, n10, n01) of the event on M(x), M(x')."""
     o1, o2 = _outputs(mech, xa, xb, args, seeds, index, size, paired)
     coins = chunk_rng(seeds[2], index)
-    e1, e2 = events_in(event, o1, coins), events_in(event, o2, coins)
+    with single_threaded():
+        e1, e2 = events_in(event, o1, coins), events_in(event, o2, coins)
     n11 = int(np.count_nonzero(e1 & e2))
     return np.array([n11, int(np.count_nonzero(e1)) - n11, int(np.count_nonzero(e2)) - n11])
 
@@ -95,9 +99,23 @@ def _select_chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, args, seeds: 
                   index: int, size: int, paired: bool, scores: list, grids: list) -> list:
     """One chunk of a selection sample: for each score, the counts (n11, n10, n01) of the
     events ``{s >= t}`` and ``{s <= t}`` over its threshold grid
-    (:func:`privet.attacks.threshold.tails`); an array (2, 3, len(grid)) per score."""
+    (:func:`privet.attacks.threshold.tails`); an array (2, 3, len(grid)) per score, then the
+    chunk's seconds (:data:`TIMES`: drawing the outputs, scoring them all, the slowest
+    score alone)."""
+    start = time.perf_counter()
     o1, o2 = _outputs(mech, xa, xb, args, seeds, index, size, paired)
-    return [tails(sc(o1), sc(o2), ts) for sc, ts in zip(scores, grids)]
+    drawn = time.perf_counter()
+    b1, b2 = Batch(o1), Batch(o2)  # what several scores derive from the outputs, once
+    out, slowest = [], 0.0
+    with single_threaded():
+        for sc, ts in zip(scores, grids):
+            tick = time.perf_counter()
+            out.append(tails(sc(b1), sc(b2), ts))
+            slowest = max(slowest, time.perf_counter() - tick)
+    return out + [np.array([drawn - start, time.perf_counter() - drawn, slowest])]
+
+
+TIMES = ("draw", "score", "slowest")  # the seconds a selection chunk reports, in order
 
 
 def _add(a, b):
@@ -123,12 +141,17 @@ def stream(mech: Mechanism, task, x, x2, n: int, extra: tuple, *, args, seed: An
 
 def select_counts(mech: Mechanism, x, x2, scores: list, grids: list, n: int, *, args,
                   seed: Any, executor: Any = None, progress: bool = False,
-                  paired: bool | None = None) -> tuple[list | None, int, bool]:
-    """The summed :func:`_select_chunk` counts of ``n`` fresh pairs, streamed."""
+                  paired: bool | None = None
+                  ) -> tuple[list | None, int, bool, np.ndarray]:
+    """The summed :func:`_select_chunk` counts of ``n`` fresh pairs, streamed, and the
+    chunks' summed seconds (:data:`TIMES`; zeros when nothing was drawn)."""
     paired = paired_sampling(mech) if paired is None else paired
-    return stream(mech, _select_chunk, x, x2, n, (list(scores), list(grids)), args=args,
-                  seed=seed, executor=executor, progress=progress,
-                  label=f"select {mech.name}", paired=paired)
+    total, done, interrupted = stream(
+        mech, _select_chunk, x, x2, n, (list(scores), list(grids)), args=args, seed=seed,
+        executor=executor, progress=progress, label=f"select {mech.name}", paired=paired)
+    if total is None:
+        return None, done, interrupted, np.zeros(len(TIMES))
+    return total[:-1], done, interrupted, total[-1]
 
 
 @dataclass(frozen=True)

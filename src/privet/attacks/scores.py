@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .features import BitView, FeatureMap, rows_of, value_name
+from .features import Batch, BitView, FeatureMap, columns_of, rows_of, value_name
 
 __all__ = ["MLP", "Bins", "Bits", "Linear", "Score", "Stat", "Table", "score_from_spec"]
 
@@ -159,6 +159,26 @@ def _encode(rows: np.ndarray, columns: list) -> np.ndarray:
     return codes
 
 
+FEW_VALUES = 8  # a table whose entries take at most this many values codes them by equality
+
+
+def _encode_few(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Integer codes of rows whose entries take few ``values`` (sorted): each entry's index
+    among them plus one (0: not one of them) by one equality pass over the whole matrix per
+    value, then the digits of a row in base ``len(values) + 1`` -- no per-entry binary
+    search, no strided column gathers."""
+    idx = np.zeros(rows.shape, dtype=np.uint8)
+    hit = np.empty(rows.shape, dtype=bool)
+    for k, v in enumerate(values):
+        np.equal(rows, v, out=hit)
+        np.copyto(idx, np.uint8(k + 1), where=hit)
+    codes = idx[:, 0].astype(np.int64)
+    for j in range(1, rows.shape[1]):
+        codes *= len(values) + 1
+        codes += idx[:, j]
+    return codes
+
+
 @dataclass(frozen=True, eq=False)
 class Table(Score):
     """A score per distinct output row (``rows``, ``values``); rows not listed score
@@ -171,26 +191,33 @@ class Table(Score):
     _index: Any = field(default=None, repr=False, compare=False)
 
     def _lookup(self):
-        """Per-entry sorted values of the listed rows and the rows' integer codes (mixed
-        radix over each entry's index among its values; 0 marks a value not listed)."""
+        """How the rows are coded (:func:`_encode_few` over the values of all entries when
+        they are few, else per-entry sorted values, else None: raw rows), the listed rows'
+        integer codes (mixed radix over each entry's index among its values; 0 marks a value
+        not listed) sorted, and their scores in that order."""
         if self._index is None:
             rows = np.asarray(self.rows, float).reshape(len(self.rows), -1) + 0.0
+            values = np.unique(rows)
             columns = [np.unique(rows[:, j]) for j in range(rows.shape[1])]
             radix = [len(c) + 1 for c in columns]
-            if float(np.prod(np.asarray(radix, dtype=float))) >= 2.0**62:
-                columns = None  # too many combinations for int64 codes: compare raw rows
-                keys = _void(rows)
+            if len(values) <= FEW_VALUES and \
+                    (len(values) + 1.0) ** rows.shape[1] < 2.0**62:
+                coding, keys = values, _encode_few(rows, values)
+            elif float(np.prod(np.asarray(radix, dtype=float))) >= 2.0**62:
+                coding, keys = None, _void(rows)  # too many combinations for int64 codes
             else:
-                keys = _encode(rows, columns)
+                coding, keys = columns, _encode(rows, columns)
             order = np.argsort(keys)
-            object.__setattr__(self, "_index", (columns, keys[order],
+            object.__setattr__(self, "_index", (coding, keys[order],
                                                 np.asarray(self.values, float)[order]))
         return self._index
 
     def __call__(self, outputs):
-        columns, keys, vals = self._lookup()
+        coding, keys, vals = self._lookup()
         rows = rows_of(outputs)
-        q = _void(rows) if columns is None else _encode(rows, columns)
+        q = _void(rows) if coding is None else \
+            _encode_few(rows, coding) if isinstance(coding, np.ndarray) else \
+            _encode(rows, coding)
         if len(keys) == 0:
             return np.full(len(q), self.default)
         pos = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
@@ -239,6 +266,11 @@ class Bins(Score):
     values: tuple
 
     def cells(self, outputs) -> np.ndarray:
+        """The cell of each output (of a :class:`~privet.attacks.features.Batch`: found once
+        for every histogram on the same entries and edges)."""
+        if isinstance(outputs, Batch):
+            return outputs.memo(("cells", self.coords, self.edges),
+                                lambda: self.cells(outputs.rows))
         rows = rows_of(outputs)
         idx = np.zeros(rows.shape[0], dtype=np.int64)
         for j, e in zip(self.coords, self.edges):
@@ -285,20 +317,35 @@ class Stat(Score):
         rows = rows_of(outputs)
         if self.stat == "entry":
             s = rows[:, int(self.coord)]
-        elif self.stat == "count":
-            s = np.sum(rows == self.value, axis=1).astype(float)
-        elif self.stat == "above":
-            sub = rows[:, [int(j) for j, _ in self.centers]]
-            hit = np.isfinite(sub) & (sub > np.array([float(c) for _, c in self.centers]))
-            for v in self.flags:
-                hit &= sub != v
-            s = hit.sum(axis=1).astype(float)
+        elif self.stat in ("count", "above"):
+            s = self._count(columns_of(outputs))
         else:
             ok = np.isfinite(rows)
             for v in self.flags:
                 ok &= rows != v
             s = np.where(ok, rows, 0.0).sum(axis=1)
         return self.sign * s
+
+    def _count(self, cols: np.ndarray) -> np.ndarray:
+        """``count``: entries equal to ``value``; ``above``: finite entries above their
+        centers that are not flags -- summed column by column (contiguous, exact counts)."""
+        n = cols.shape[1]
+        total, hit, other = np.zeros(n), np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+        pairs = [(j, None) for j in range(cols.shape[0])] if self.stat == "count" else \
+            [(int(j), float(c)) for j, c in self.centers]
+        for j, center in pairs:
+            col = cols[j]
+            if center is None:
+                np.equal(col, self.value, out=hit)
+            else:
+                np.greater(col, center, out=hit)
+                np.isfinite(col, out=other)
+                hit &= other
+                for v in self.flags:
+                    np.not_equal(col, v, out=other)
+                    hit &= other
+            total += hit
+        return total
 
     def negated(self) -> Score:
         return Stat(self.stat, self.coord, self.value, -self.sign, self.flags, self.centers)

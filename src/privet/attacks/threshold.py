@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ORIENTATIONS", "Choice", "best_of_counts", "best_threshold", "candidates",
+__all__ = ["ORIENTATIONS", "Choice", "best_of_counts", "best_of_many", "best_threshold",
+           "candidates",
            "counts_at", "oriented", "tails", "threshold_at_rate"]
 
 MAX_CANDIDATES = 1024  # half dense in each tail
@@ -57,17 +58,20 @@ def candidates(pooled: np.ndarray, limit: int = MAX_CANDIDATES) -> tuple[np.ndar
 
 
 def at_least(values: np.ndarray, ts: np.ndarray) -> np.ndarray:
-    """``#{v >= t}`` for each threshold of the ascending ``ts``: each value is binned by how
-    many thresholds it reaches (one binary search, no sort of the values)."""
-    reached = np.searchsorted(ts, values, side="right")
-    hist = np.bincount(reached, minlength=len(ts) + 1)
-    return np.cumsum(hist[::-1])[::-1][1:].astype(float)
+    """``#{v >= t}`` for each threshold of the ascending ``ts``: one sort of the values, then
+    a binary search of each threshold among them (sorting n values is several times faster
+    than n binary searches into the grid, whose random access defeats branch prediction; a
+    NaN sorts above every threshold, as it reaches them all)."""
+    ordered = np.sort(np.asarray(values, dtype=float))
+    return (len(ordered) - np.searchsorted(ordered, ts, side="left")).astype(float)
 
 
 def counts_at(s1: np.ndarray, s2: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, ...]:
     """(n11, n10, n01) of ``{s >= t}`` for each t of the ascending ``ts``, pairing s1[i]
-    with s2[i] (both in the event iff their minimum is)."""
-    k1, k2, k11 = (at_least(v, ts) for v in (s1, s2, np.minimum(s1, s2)))
+    with s2[i] (both in the event iff their minimum is; a NaN reaches every threshold, so
+    ``fmin`` keeps the other score of its pair, as :func:`tails` does)."""
+    s1, s2 = np.asarray(s1, float), np.asarray(s2, float)
+    k1, k2, k11 = (at_least(v, ts) for v in (s1, s2, np.fmin(s1, s2)))
     return k11, k1 - k11, k2 - k11
 
 
@@ -81,23 +85,22 @@ def tails(s1: np.ndarray, s2: np.ndarray, ts: np.ndarray) -> np.ndarray:
     reversed, negated grid) for each threshold of the ascending, distinct ``ts``: an array
     (2, 3, len(ts)).
 
-    One binary search per sample: a score reaches the thresholds below its rank r (``s >=
-    t_i`` for i < r) and lies below those from r, or from r - 1 when it equals t_(r-1);
-    the pair is in ``{s >= t}`` below the smaller rank, in ``{s <= t}`` from the larger."""
+    Three sorts (D1's scores, D2's, and the pairs' minima), then a binary search of each
+    threshold in each: ``#{s >= t}`` and ``#{s <= t}`` are positions in the sorted scores; the
+    pair is in ``{s >= t}`` when its minimum is, and in ``{s <= t}`` when its maximum is --
+    ``#{max > t} = #{s1 > t} + #{s2 > t} - #{min > t}`` (the minima and maxima together are
+    the scores of both inputs), so the maxima need no sort of their own. A NaN score sorts
+    above every threshold (it reaches all of them and lies below none; ``fmin`` keeps the
+    other score of its pair)."""
     s1, s2 = np.asarray(s1, float), np.asarray(s2, float)
-    m = len(ts)
-    r1, r2 = (np.searchsorted(ts, v, side="right") for v in (s1, s2))
-    l1, l2 = (r - (ts[np.maximum(r - 1, 0)] == v) * (r > 0) for r, v in ((r1, s1), (r2, s2)))
-
-    def reach(r):  # #{r > i} for each i
-        return np.cumsum(np.bincount(r, minlength=m + 1)[::-1])[::-1][1:].astype(float)
-
-    def below(lo):  # #{lo <= i} for each i, over the reversed grid
-        return np.cumsum(np.bincount(lo, minlength=m + 1))[:m][::-1].astype(float)
-
-    k1, k2, k11 = reach(r1), reach(r2), reach(np.minimum(r1, r2))
-    j1, j2, j11 = below(l1), below(l2), below(np.maximum(l1, l2))
-    return np.array([[k11, k1 - k11, k2 - k11], [j11, j1 - j11, j2 - j11]])
+    n = len(s1)
+    a1, a2, lo = np.sort(s1), np.sort(s2), np.sort(np.fmin(s1, s2))
+    ge1, ge2, ge11 = (n - np.searchsorted(a, ts, side="left") for a in (a1, a2, lo))
+    le1, le2, le_lo = (np.searchsorted(a, ts, side="right") for a in (a1, a2, lo))
+    le11 = n - ((n - le1) + (n - le2) - (n - le_lo))  # #{max <= t}
+    up = (ge11, ge1 - ge11, ge2 - ge11)
+    down = (le11[::-1], (le1 - le11)[::-1], (le2 - le11)[::-1])
+    return np.array([up, down], dtype=float)
 
 
 def oriented(arr: np.ndarray, ts: np.ndarray, orientation: int) -> tuple[np.ndarray, tuple]:
@@ -126,28 +129,54 @@ def best_of_counts(ts: np.ndarray, every: bool, n11, n10, n01, n: int, objective
                    ties: tuple[float, ...] = TIES) -> Choice | None:
     """:func:`best_threshold` from the counts of the events ``{s >= t}`` for the thresholds
     ``ts`` (``every``: they are all the distinct scores, so randomized ties apply)."""
-    values = np.asarray(objective(n11, n10, n01, n), dtype=float)
-    best = int(np.nanargmax(np.where(np.isnan(values), -np.inf, values)))
-    choice = Choice(float(ts[best]), 1.0, float(values[best]),
-                    (float(n11[best]), float(n10[best]), float(n01[best])), n)
-    if ties and every and len(ts) > 2:
-        # outputs at t_i join with probability q: with every distinct score a candidate,
-        # the events at t_i and t_i+1 differ by exactly the outputs scoring t_i (all the
-        # mixtures in one call of the objective)
-        a = np.array([n11[:-1], n10[:-1], n01[:-1]])   # >= t_i
-        b = np.array([n11[1:], n10[1:], n01[1:]])      # >= t_{i+1}, i.e. > t_i
-        q = np.repeat(np.asarray(ties, dtype=float), a.shape[1])
-        mix = np.tile(b, len(ties)) + q * (np.tile(a, len(ties)) - np.tile(b, len(ties)))
-        vals = np.asarray(objective(*mix, n), dtype=float)
-        vals = np.where(np.isnan(vals), -np.inf, vals)
-        i = int(np.argmax(vals))
-        if vals[i] > choice.value:
-            j = i % a.shape[1]
-            choice = Choice(float(ts[j]), float(q[i]), float(vals[i]),
-                            tuple(float(m[i]) for m in mix), n)
-    if choice.counts[0] + choice.counts[1] <= 0:
-        return None
-    return choice
+    return best_of_many([(ts, every, n11, n10, n01)], n, objective, ties)[0]
+
+
+def best_of_many(items: list[tuple], n: int, objective: Objective,
+                 ties: tuple[float, ...] = TIES) -> list[Choice | None]:
+    """:func:`best_of_counts` of each ``(ts, every, n11, n10, n01)`` of ``items`` (counts among
+    the same ``n`` pairs), with two calls of the elementwise ``objective`` in all: one on the
+    events of every item side by side, one on every randomized boundary (the objective's
+    fixed cost per call was most of its time on grids of a thousand thresholds)."""
+    if not items:
+        return []
+    cuts = np.cumsum([len(it[0]) for it in items])[:-1]
+    allv = np.asarray(objective(*(np.concatenate([np.asarray(it[k], float) for it in items])
+                                  for k in (2, 3, 4)), n), dtype=float)
+    raw = np.split(allv, cuts)
+    values = np.split(np.where(np.isnan(allv), -np.inf, allv), cuts)
+    mixes: list = [None] * len(items)
+    for m, (ts, every, n11, n10, n01) in enumerate(items):
+        if ties and every and len(ts) > 2:
+            # outputs at t_i join with probability q: with every distinct score a candidate,
+            # the events at t_i and t_i+1 differ by exactly the outputs scoring t_i
+            a = np.array([n11[:-1], n10[:-1], n01[:-1]])   # >= t_i
+            b = np.array([n11[1:], n10[1:], n01[1:]])      # >= t_{i+1}, i.e. > t_i
+            q = np.repeat(np.asarray(ties, dtype=float), a.shape[1])
+            mix = np.tile(b, len(ties)) + q * (np.tile(a, len(ties)) - np.tile(b, len(ties)))
+            mixes[m] = (a.shape[1], q, mix)
+    mixed = [x for x in mixes if x is not None]
+    if mixed:
+        allm = np.asarray(objective(*np.concatenate([x[2] for x in mixed], axis=1), n),
+                          dtype=float)
+        split = iter(np.split(np.where(np.isnan(allm), -np.inf, allm),
+                              np.cumsum([x[2].shape[1] for x in mixed])[:-1]))
+    out: list[Choice | None] = []
+    for m, (ts, _, n11, n10, n01) in enumerate(items):
+        vals = values[m]
+        best = int(np.argmax(vals))
+        choice = Choice(float(ts[best]), 1.0, float(raw[m][best]),
+                        (float(n11[best]), float(n10[best]), float(n01[best])), n)
+        if mixes[m] is not None:
+            width, q, mix = mixes[m]
+            mv = next(split)
+            i = int(np.argmax(mv))
+            if mv[i] > choice.value:
+                j = i % width
+                choice = Choice(float(ts[j]), float(q[i]), float(mv[i]),
+                                tuple(float(c[i]) for c in mix), n)
+        out.append(None if choice.counts[0] + choice.counts[1] <= 0 else choice)
+    return out
 
 
 def threshold_at_rate(s2: np.ndarray, c: float) -> tuple[float, float]:

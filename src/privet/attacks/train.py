@@ -16,8 +16,9 @@ import warnings
 import numpy as np
 
 from ..core.noise import row_codes
+from ..execution.threads import single_threaded
 from ..stats.counts import two_sample_counts
-from .features import FeatureMap, fit_features, rows_of
+from .features import Batch, FeatureMap, fit_features, rows_of
 from .scores import MLP, Bins, Linear, Score, Stat, Table
 
 __all__ = ["MODELS", "fit", "fit_bins", "fit_linear", "fit_mlp", "fit_table", "models_for",
@@ -35,9 +36,20 @@ def _log_ratio(c1: np.ndarray, c0: np.ndarray, n1: int, n0: int) -> np.ndarray:
             - np.log((c0 + SMOOTH) / (n0 + SMOOTH * k)))
 
 
+def _pooled_codes(r1, r0) -> np.ndarray:
+    """:func:`~privet.core.noise.row_codes` of both samples stacked (kept on ``r1`` when it
+    is a :class:`~privet.attacks.features.Batch`: the table's test and its fit share them)."""
+    def codes():
+        return row_codes(np.vstack([rows_of(r1), rows_of(r0)]))
+    both = isinstance(r1, Batch) and isinstance(r0, Batch)
+    return r1.memo(("row codes", r0), codes) if both else codes()
+
+
 def distinct_rows(r1: np.ndarray, r0: np.ndarray, cap: int = MAX_TABLE_ROWS) -> int:
     """The number of distinct output rows of both samples (counted on a prefix of each,
     enough to tell whether it exceeds ``cap``)."""
+    if len(r1) <= 4 * cap and len(r0) <= 4 * cap:  # the prefixes are the samples
+        return len(np.unique(_pooled_codes(r1, r0)))
     a, b = rows_of(r1)[: 4 * cap], rows_of(r0)[: 4 * cap]
     return len(np.unique(row_codes(np.vstack([a, b]))))
 
@@ -46,15 +58,20 @@ def discrete(r1: np.ndarray, r0: np.ndarray) -> bool:
     """Few distinct outputs, each seen many times: at most ``MAX_TABLE_ROWS`` and at most
     one per 8 samples (continuous outputs, all distinct, are never a table)."""
     total = min(len(r1), 4 * MAX_TABLE_ROWS) + min(len(r0), 4 * MAX_TABLE_ROWS)
-    return distinct_rows(r1, r0) <= min(MAX_TABLE_ROWS, total / 8)
+    limit = min(MAX_TABLE_ROWS, total / 8)
+    a, b = rows_of(r1)[: 4 * MAX_TABLE_ROWS], rows_of(r0)[: 4 * MAX_TABLE_ROWS]
+    for j in range(a.shape[1]):  # rows are at least as many as the values of any entry:
+        if len(np.unique(np.r_[a[:, j], b[:, j]])) > limit:  # one continuous entry decides
+            return False
+    return distinct_rows(r1, r0) <= limit
 
 
 def fit_table(r1, r0) -> Table | None:
     """Smoothed empirical log-ratio per distinct output row (None: not :func:`discrete`)."""
     a, b = rows_of(r1), rows_of(r0)
-    if not discrete(a, b):
+    if not discrete(r1, r0):
         return None
-    uniq, c1, c0 = two_sample_counts(a, b)
+    uniq, c1, c0 = two_sample_counts(a, b, codes=_pooled_codes(r1, r0))
     values = _log_ratio(c1.astype(float), c0.astype(float), len(a), len(b))
     return Table(tuple(tuple(r) for r in uniq.tolist()), tuple(values.tolist()), 0.0)
 
@@ -72,15 +89,17 @@ def fit_bins(r1, r0, coords: tuple[int, ...], bins: int | None = None) -> Bins:
         edges.append(tuple(e.tolist()))
     model = Bins(tuple(coords), tuple(edges), ())
     size = int(np.prod([len(e) + 1 for e in edges]))
-    c1 = np.bincount(model.cells(a), minlength=size).astype(float)
-    c0 = np.bincount(model.cells(b), minlength=size).astype(float)
+    c1 = np.bincount(model.cells(r1), minlength=size).astype(float)  # a Batch keeps them
+    c0 = np.bincount(model.cells(r0), minlength=size).astype(float)
     return Bins(tuple(coords), tuple(edges), tuple(_log_ratio(c1, c0, len(a), len(b)).tolist()))
 
 
 def _xy(fmap: FeatureMap, r1, r0) -> tuple[np.ndarray, np.ndarray]:
-    r1, r0 = r1[:MAX_FIT_ROWS], r0[:MAX_FIT_ROWS]
-    x = np.vstack([fmap.transform(r1), fmap.transform(r0)])
-    y = np.r_[np.ones(len(r1)), np.zeros(len(r0))]
+    # a sample within the cap is transformed whole (a Batch keeps the matrix for scoring)
+    x1, x0 = (fmap.transform(r) if len(r) <= MAX_FIT_ROWS else
+              fmap.transform(rows_of(r)[:MAX_FIT_ROWS]) for r in (r1, r0))
+    x = np.vstack([x1, x0])
+    y = np.r_[np.ones(len(x1)), np.zeros(len(x0))]
     return x, y
 
 
@@ -91,7 +110,7 @@ def fit_linear(fmap: FeatureMap, r1, r0, c: float = 1.0) -> Linear | None:
     from sklearn.linear_model import LogisticRegression
 
     x, y = _xy(fmap, r1, r0)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), single_threaded():
         warnings.simplefilter("ignore")
         model = LogisticRegression(C=c, max_iter=300).fit(x, y)
     return Linear(fmap, tuple(model.coef_[0].tolist()), float(model.intercept_[0]))
@@ -105,7 +124,7 @@ def fit_mlp(fmap: FeatureMap, r1, r0, hidden: tuple[int, ...] = (10, 5), seed: i
     from sklearn.neural_network import MLPClassifier
 
     x, y = _xy(fmap, r1, r0)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), single_threaded():
         warnings.simplefilter("ignore")
         model = MLPClassifier(hidden_layer_sizes=hidden, alpha=1e-4, batch_size=512,
                               learning_rate_init=1e-2, max_iter=epochs, random_state=seed,

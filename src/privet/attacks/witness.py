@@ -48,16 +48,18 @@ import numpy as np
 from ..core.errors import InputError, advice
 from ..core.events import Event
 from ..core.mechanism import Mechanism
+from ..execution import get_executor
 from ..execution.progress import progress_bar
+from ..execution.threads import single_threaded
 from .events import Threshold
-from .features import BitView, bit_views, fit_features, rows_of, shape_error
+from .features import Batch, BitView, bit_views, fit_features, raw, rows_of, shape_error
 from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
 from .sampling import draw_pair, events_in, paired_sampling, select_counts
 from .scores import Bits, Score
 from .threshold import (
     ORIENTATIONS,
     Choice,
-    best_of_counts,
+    best_of_many,
     candidates,
     counts_at,
     oriented,
@@ -91,7 +93,8 @@ class Budget:
     selection race stop doubling once their next round is projected to pass
     :data:`HALVING_SHARE` and :data:`RACE_SHARE` of it (their first round always runs),
     and the caller sizes the fresh sample from what is left
-    (:attr:`Candidate.extra`'s ``pairs_per_second``, measured on the race's chunks)."""
+    (:attr:`Candidate.extra`'s ``certify_pairs_per_second``, measured on the race's
+    chunks)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -142,7 +145,8 @@ def _score_events(scores: list[tuple[str, Score]], o1, o2, objective: Objective
                   ) -> list[tuple[float, int, str, Score, Choice]]:
     """Every score's best threshold on (o1, o2) in the four :data:`ORIENTATIONS` (upper or
     lower tail, for D1 or for D2): (value, orientation, model, score, choice)."""
-    out = []
+    items, meta = [], []
+    o1, o2 = (o if isinstance(o, Batch) else Batch(o) for o in (o1, o2))
     for model, sc in scores:
         s1, s2 = sc(o1), sc(o2)
         ts, every = candidates(np.r_[s1, s2])
@@ -151,10 +155,11 @@ def _score_events(scores: list[tuple[str, Score]], o1, o2, objective: Objective
         arr = tails(s1, s2, ts)
         for orient in range(len(ORIENTATIONS)):
             grid, counts = oriented(arr, ts, orient)
-            ch = best_of_counts(grid, every, *counts, len(s1), objective)
-            if ch is not None:
-                out.append((ch.value, orient, model, sc, ch))
-    return out
+            items.append((grid, every, *counts))
+            meta.append((orient, model, sc))
+    choices = best_of_many(items, len(o1), objective)
+    return [(ch.value, orient, model, sc, ch)
+            for (orient, model, sc), ch in zip(meta, choices) if ch is not None]
 
 
 def _fit_scores(o1, o2, models: tuple | None, seed: int,
@@ -166,13 +171,14 @@ def _fit_scores(o1, o2, models: tuple | None, seed: int,
     ratio, which logistic regression on their indicators would only approximate)."""
     out = _fit_on(o1, o2, models, seed, cheap=models is None)
     for view in views:
-        c1, c2 = view.codes(o1), view.codes(o2)
+        b1, b2 = view.codes(o1), view.codes(o2)  # batches of codes when o1, o2 are batches
+        c1, c2 = rows_of(b1), rows_of(b2)
         first = c1[:1]
         if np.array_equal(c1, np.broadcast_to(first, c1.shape)) and \
                 np.array_equal(c2, np.broadcast_to(first, c2.shape)):
             continue  # one code for every output: no event of the view separates anything
         out.extend((f"{m} on {view.label()}", Bits(view, s))
-                   for m, s in _fit_on(c1, c2, models, seed, cheap=True))
+                   for m, s in _fit_on(b1, b2, models, seed, cheap=True))
     return out
 
 
@@ -222,7 +228,21 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
     """The best (pair, event) by ``objective`` on a fresh selection sample, the trace of the
     search, and whether Ctrl-C cut it short. ``start=(x, x2, event or None)`` is screened
     first, always reaches the selection, and its event competes as given; ``pairs`` replaces
-    the generated candidates (a list of (x, x2))."""
+    the generated candidates (a list of (x, x2)). An executor given by name (``'processes'``,
+    ``'dask'``) is made once for the whole search (not a pool per sample) and closed at the
+    end."""
+    shared = get_executor(executor, mech) if isinstance(executor, str) else executor
+    try:
+        return _search_witness(mech, objective, budget, args, seed, shared, progress, start,
+                               length, pairs)
+    finally:
+        if shared is not executor:
+            shared.close()
+
+
+def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args, seed: Any,
+                    executor: Any, progress: bool, start: tuple | None, length: int | None,
+                    pairs: list | None) -> tuple[Candidate | None, list[dict], bool]:
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     s_screen, s_local, s_final, s_rng = root.spawn(4)
     rng = np.random.default_rng(s_rng)
@@ -266,15 +286,17 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
         o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor)
         _widths(mech, o1, o2, x, x2)
         h = len(o1) // 2
-        views = bit_views(floats, o1[:h], o2[:h], x, x2)
-        scores = _fit_scores(o1[:h], o2[:h], None, int(ss.generate_state(1)[0]), views)
-        found = _score_events(scores, o1[:h], o2[:h], objective)
-        best = max(found, key=lambda r: r[0]) if found else None
-        got = None
-        if best is not None:
-            event = _event(best[3], best[1], best[4], 0)
-            a, b = _pair(o1[h:], o2[h:], best[1])
-            got = _fixed_event(event, a, b, objective, shrink=0.0)
+        with single_threaded():
+            views = bit_views(floats, o1[:h], o2[:h], x, x2)
+            h1, h2 = Batch(o1[:h]), Batch(o2[:h])  # fitted, then scored: derived once
+            scores = _fit_scores(h1, h2, None, int(ss.generate_state(1)[0]), views)
+            found = _score_events(scores, h1, h2, objective)
+            best = max(found, key=lambda r: r[0]) if found else None
+            got = None
+            if best is not None:
+                event = _event(best[3], best[1], best[4], 0)
+                a, b = _pair(o1[h:], o2[h:], best[1])
+                got = _fixed_event(event, a, b, objective, shrink=0.0)
         if got is None:
             item = _Screened(-math.inf, 0.0, x, x2, label)
         else:
@@ -286,7 +308,7 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
 
     best: Candidate | None = None
     finals: list[_Finalist] = []
-    rate = 0.0
+    rate = certify_rate = 0.0
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
             for (x, x2, label), ss in zip(cands, s_screen.spawn(len(cands))):
@@ -312,7 +334,8 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
                 finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start,
                                        models, floats))
                 advance(1)
-            rate = _race(mech, finals, budget, objective, args, paired, executor, progress, t0)
+            rate, certify_rate = _race(mech, finals, budget, objective, args, paired,
+                                       executor, progress, t0)
         except KeyboardInterrupt:
             interrupted = True
         for fin in finals:
@@ -326,6 +349,7 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
                           "seconds": round(time.perf_counter() - t0, 3)})
     if best is not None:
         best.extra["pairs_per_second"] = rate
+        best.extra["certify_pairs_per_second"] = certify_rate
     return best, trace, interrupted
 
 
@@ -402,9 +426,11 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
     s_fit, s_sel = ss.spawn(2)
     f1, f2 = draw_pair(mech, item.x, item.x2, budget.n_fit, args, s_fit, paired, executor)
     _widths(mech, f1, f2, item.x, item.x2)
-    views = bit_views(floats, f1, f2, item.x, item.x2)
-    fitted = _fit_scores(f1, f2, models, int(s_fit.generate_state(1)[0]), views)
-    grids = [candidates(np.r_[sc(f1), sc(f2)]) for _, sc in fitted]
+    with single_threaded():
+        views = bit_views(floats, f1, f2, item.x, item.x2)
+        b1, b2 = Batch(f1), Batch(f2)  # fitted, then scored: derived once
+        fitted = _fit_scores(b1, b2, models, int(s_fit.generate_state(1)[0]), views)
+        grids = [candidates(np.r_[sc(b1), sc(b2)]) for _, sc in fitted]
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
@@ -416,16 +442,19 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
     fin.best, fin.spread = None, math.inf
     seed = int(fin.seeds.generate_state(1)[0])
     x, x2 = fin.item.x, fin.item.x2
+    items, meta = [], []
     for (model, sc), (g, every), arr in zip(fin.fitted, fin.grids, fin.counts):
         for orient in range(1 if model == "given" else len(ORIENTATIONS)):
             grid, counts = oriented(arr, g, orient)
-            ch = best_of_counts(grid, every, *counts, fin.n, objective)
-            if ch is None or (fin.best is not None and ch.value <= fin.best.value):
-                continue
-            a, b = _pair(x, x2, orient)
-            event = sc.event if model == "given" else _event(sc, orient, ch, seed)
-            fin.best = Candidate(a, b, event, ch.value, ch.counts, fin.n, model, fin.item.label)
-            fin.spread = spread(ch.counts, fin.n)
+            items.append((grid, every, *counts))
+            meta.append((model, sc, orient))
+    for (model, sc, orient), ch in zip(meta, best_of_many(items, fin.n, objective)):
+        if ch is None or (fin.best is not None and ch.value <= fin.best.value):
+            continue
+        a, b = _pair(x, x2, orient)
+        event = sc.event if model == "given" else _event(sc, orient, ch, seed)
+        fin.best = Candidate(a, b, event, ch.value, ch.counts, fin.n, model, fin.item.label)
+        fin.spread = spread(ch.counts, fin.n)
 
 
 RACE_Z = 2.0        # a finalist stays while its value plus RACE_Z spreads reaches the best
@@ -442,7 +471,7 @@ def spread(counts: tuple, n: int) -> float:
 
 def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
           args, paired: bool, executor: Any, progress: bool, t0: float | None = None
-          ) -> float:
+          ) -> tuple[float, float]:
     """Successive doubling of the selection samples: every finalist starts with ``n_fit``
     pairs; each round doubles the samples of the finalists still in the race -- those whose
     value plus ``RACE_Z`` spreads (the log-ratio's standard error) reaches the leader's and
@@ -454,10 +483,14 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     :data:`RACE_SHARE` of it; after that only the leader doubles, while its spread is not
     fine (the leader always does, up to ``n_select``, even after it left the race).
     Returns the pairs per second of the race's streamed chunks (0 when nothing was
-    drawn)."""
+    drawn), and of a certifying sample: the same, scaled by the chunks' seconds to draw
+    and score every model over their seconds to draw and score the slowest model alone (a
+    certificate scores one event; its rate comes out too low, never too high, by the
+    thresholds' counting and the race's bookkeeping, both left in)."""
     size = budget.n_fit
     live = list(finals)
     drawn, spent = 0, 0.0
+    seconds = np.zeros(3)  # drawing, scoring, slowest score (sampling.TIMES)
     t0 = time.perf_counter() if t0 is None else t0
     while True:
         for fin in live:
@@ -467,10 +500,11 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
             add = min(size, budget.n_select) - fin.n
             if add <= 0:
                 continue
-            counts, n, stopped = select_counts(
+            counts, n, stopped, took = select_counts(
                 mech, fin.item.x, fin.item.x2, scores, grids, add, args=args,
                 seed=fin.seeds.spawn(1)[0], executor=executor, progress=progress,
                 paired=paired)
+            seconds += took
             if counts is not None:
                 fin.counts = counts if fin.counts is None else \
                     [a + b for a, b in zip(fin.counts, counts)]
@@ -499,7 +533,8 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
             contenders.append(ranked[0])
         live = contenders
         if not live:
-            return rate
+            one = seconds[0] + seconds[2]
+            return rate, (rate * (seconds[0] + seconds[1]) / one if one > 0 else rate)
 
 
 @dataclass(frozen=True, eq=False)
@@ -510,7 +545,7 @@ class _Indicator(Score):
     kind = "indicator"
 
     def __call__(self, outputs):
-        return events_in(self.event, outputs).astype(float)
+        return events_in(self.event, raw(outputs)).astype(float)
 
     def describe(self):
         return self.event.describe()

@@ -167,7 +167,7 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                      claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
                      details={**common, "interrupted": interrupted, "verdict": verdict})
     method, share = plan_method(cand.counts, cand.n, plan, confidence)
-    afford = affordable(budget.seconds, t0, cand.extra.get("pairs_per_second", 0.0))
+    afford = affordable(budget.seconds, t0, cand.extra.get("certify_pairs_per_second", 0.0))
     size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share,
                         afford)
     cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
@@ -197,13 +197,15 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                           "n_confirm": cert.n, "interrupted": cert.interrupted or interrupted,
                           "time_budget": budget.seconds,
                           "pairs_per_second": cand.extra.get("pairs_per_second"),
+                          "certify_pairs_per_second":
+                              cand.extra.get("certify_pairs_per_second"),
                           "verdict": verdict, "projected": cand.value, "model": cand.model})
 
 
 def affordable(seconds: float | None, t0: float, rate: float) -> float | None:
     """The fresh pairs the time left of ``seconds`` (counted from ``t0``) allows at ``rate``
-    pairs per second (the selection race's, which scores every final model: certifying one
-    event is no slower); None without a budget or a measured rate."""
+    pairs per second (a certifying sample's, estimated on the selection race's chunks:
+    :func:`privet.attacks.witness._race`); None without a budget or a measured rate."""
     if seconds is None or rate <= 0:
         return None
     return rate * max(float(seconds) - (time.perf_counter() - t0), 0.0)

@@ -1,0 +1,51 @@
+"""One thread for the native libraries (BLAS, OpenMP) while privet computes its own numbers.
+
+NumPy's OpenBLAS and scikit-learn's OpenMP loops start a thread per core and spin while they
+wait; on the small matrices of a classifier attack (a logistic regression on 2^15 rows of a
+few dozen features, a matrix-vector product per chunk of scores) the spinning costs more CPU
+than the work -- a logistic regression fit took 0.85 s of CPU with two threads and 0.05 s
+with one on a 2-core machine. One thread also makes the fitted weights the same on every
+machine: a matrix product split over k threads sums in another order for each k (the
+weights of one fit differed in the 12th digit between one and two threads).
+
+:func:`single_threaded` limits both for the duration of a ``with`` block, only in the main
+thread (the limits are process-wide, so worker threads of an executor would restore each
+other's settings out of order); elsewhere, or without threadpoolctl, it does nothing. The
+mechanism's own calls are never wrapped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
+
+__all__ = ["single_threaded"]
+
+# the threadpoolctl controller by whether scikit-learn was loaded when it was made: it sees
+# the native libraries loaded at that time, and scikit-learn brings its own OpenMP runtime
+_CONTROLLERS: dict = {}
+
+
+def _controller():
+    key = "sklearn" in sys.modules
+    if key not in _CONTROLLERS:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - scikit-learn depends on it
+            _CONTROLLERS[key] = None
+        else:
+            _CONTROLLERS[key] = ThreadpoolController()
+    return _CONTROLLERS[key]
+
+
+@contextlib.contextmanager
+def single_threaded() -> Iterator[None]:
+    """BLAS and OpenMP at one thread inside the block (main thread only; see module)."""
+    ctl = _controller() if threading.current_thread() is threading.main_thread() else None
+    if ctl is None:
+        yield
+        return
+    with ctl.limit(limits=1):
+        yield
