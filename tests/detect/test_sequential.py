@@ -207,6 +207,6 @@ def test_a_futility_stop_is_checked_with_every_pair_at_full_selection(name, eps0
     s = open_session(get(name).replace(epsilon=eps0), seed=0, n_select=20_000,
                      n_final=100_000)
     try:
-        assert s._still_futile(eps0, 2) is futile
+        assert s._full_futile(eps0, 2) is futile
     finally:
         s.executor.shutdown()

@@ -15,9 +15,10 @@ A :class:`Session` does the expensive work once per mechanism and input list:
    look the ``LEADERS`` best pairs of the previous selection select at the look's level and
    every other pair ``LAG`` levels behind (a quarter of the samples: a violation the pilot
    cannot see still surfaces), all of them at the last look, which so selects as the
-   fixed-size test does; a futility stop stands only if the event selected with every pair
-   at the look's level is clearly inside the null too. In the fixed design, ``n_select``
-   fresh samples per input;
+   fixed-size test does. When a look's event does not reject and shows no excess (p > 1/2)
+   or is clearly inside the null, the futility stop is decided on the event that every
+   pair, at the look's full level, selects (a lagging pair must not hide a violation). In
+   the fixed design, ``n_select`` fresh samples per input;
 4. for each test epsilon, EventSelector (Algorithm 3) scores every candidate of every pair
    from those histograms, and the chosen (D1, D2, args, E) gets the final HypothesisTest
    (line 4 of Algorithm 1) on *fresh* samples of D1 and D2, drawn from their own seed
@@ -54,6 +55,7 @@ from ..execution import get_executor, map_reduce
 from ..execution.progress import progress_bar
 from ..stats.hypothesis import approx_z, count_filter, thinned_fisher_pvalue
 from ..stats.sequential import (
+    ACCEPT,
     CONTINUE,
     REJECT,
     Design,
@@ -368,11 +370,14 @@ class Session:
         return (np.array([p.s1 for p in self.pairs], dtype=np.int64),
                 np.array([p.s2 for p in self.pairs], dtype=np.int64))
 
-    def _still_futile(self, epsilon: float, look: int) -> bool:
+    def _full_futile(self, epsilon: float, look: int) -> bool:
         """Whether the event selected with *every* pair at ``look``'s full selection level
-        is clearly inside the null too (the futility stop's check: a pair that was lagging
-        behind must not hide a violation). Only ever turns a stop into a continue, so it
-        cannot raise the type-I error; its samples are those the later levels use."""
+        is clearly inside the null (the futility stop's test when some pairs lag behind: a
+        lagging pair must not hide a violation, and a leader's event that shows no excess
+        but too few counts to be clearly below must not keep a clear pass going). Called
+        only when the look does not reject; it decides between stopping without a
+        rejection and going on, so it cannot raise the type-I error. Its samples are those
+        the later levels use."""
         alt = self.select(epsilon, [look] * len(self.sources))[0]
         ca, cb, n = self._oriented(alt, look)
         return clearly_below(ca, cb, n, n, epsilon)
@@ -400,9 +405,13 @@ class Session:
                 ca, cb, n = self._oriented(sel, look)
                 step = sequential_step(ca, cb, n, n, epsilon, design=design, look=look,
                                        previous=previous)
-                if step.futile and (levels < look).any() and \
-                        not self._still_futile(epsilon, look):
-                    step = replace(step, decision=CONTINUE, futile=False)
+                if step.decision != REJECT and look < len(design.looks) - 1 and \
+                        (step.futile or step.p_look > 0.5) and (levels < look).any():
+                    # no excess on this look's event: the futility stop is decided on the
+                    # event every pair selects at the look's full level
+                    futile = self._full_futile(epsilon, look)
+                    step = replace(step, decision=ACCEPT if futile else CONTINUE,
+                                   futile=futile)
             except KeyboardInterrupt:
                 if outcome is None:
                     raise
