@@ -228,7 +228,7 @@ class Session:
     def selection_counts(self, s: Source, level: int) -> np.ndarray:
         """The candidate counts of ``s`` in its first ``grid[level]`` selection samples
         (drawing the batches still missing: batch j has its own seed key, so the samples
-        of a level are the same whenever and whyever they are drawn)."""
+        of a level are the same whenever, and for whatever reason, they are drawn)."""
         while len(s.selection) <= level:
             j = len(s.selection)
             more = self.grid[j] - self.grid[j - 1]
