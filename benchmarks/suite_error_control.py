@@ -195,8 +195,12 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / "suite_error_control.jsonl"
     if opts.report_only:
-        recs = [json.loads(line) for line in path.read_text().splitlines()]
-        report_runs([r for r in recs if r.get("quick")])
+        recs = {}  # by seed: two processes may both have run a seed
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            if rec.get("quick"):
+                recs[rec["seed"]] = rec
+        report_runs([recs[s] for s in sorted(recs)])
         return
     if opts.full_only:
         full_size_check(opts.against)
