@@ -27,3 +27,22 @@ def test_a_value_missing_from_the_probe_falls_back():
     flat[-2, 2] = np.nan
     got = row_codes(flat)
     assert np.array_equal(got, reference(flat))
+
+
+def test_value_codes_are_equal_exactly_when_rows_are_and_do_not_depend_on_the_batch():
+    from privet.core.noise import value_codes
+
+    rng = np.random.default_rng(3)
+    values = [-1.0, 0.0, 1.0]
+    a = rng.choice([-1.0, 0.0, 1.0, 7.0], size=(500, 4))  # 7 is not among the values
+    b = rng.choice([-1.0, 0.0, 1.0, 7.0], size=(300, 4))
+    ca, cb = value_codes(a, values), value_codes(b, values)
+    # each value's digit, 0 for any other: rows equal after mapping 7 -> "other"
+    key = lambda r: tuple(values.index(v) + 1 if v in values else 0 for v in r)  # noqa: E731
+    both = np.vstack([a, b])
+    codes = np.r_[ca, cb]
+    keys = [key(r) for r in both]
+    for i in range(0, len(both), 37):
+        for j in range(0, len(both), 41):
+            assert (codes[i] == codes[j]) == (keys[i] == keys[j])
+    assert codes.max() < 4 ** 4 and value_codes(np.full((1, 4), 7.0), values)[0] == 0

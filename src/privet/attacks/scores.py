@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..core.noise import FEW_VALUES, value_codes
 from .features import Batch, BitView, FeatureMap, columns_of, rows_of, value_name
 
 __all__ = ["MLP", "Bins", "Bits", "Linear", "Score", "Stat", "Table", "score_from_spec"]
@@ -159,26 +160,6 @@ def _encode(rows: np.ndarray, columns: list) -> np.ndarray:
     return codes
 
 
-FEW_VALUES = 8  # a table whose entries take at most this many values codes them by equality
-
-
-def _encode_few(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Integer codes of rows whose entries take few ``values`` (sorted): each entry's index
-    among them plus one (0: not one of them) by one equality pass over the whole matrix per
-    value, then the digits of a row in base ``len(values) + 1`` -- no per-entry binary
-    search, no strided column gathers."""
-    idx = np.zeros(rows.shape, dtype=np.uint8)
-    hit = np.empty(rows.shape, dtype=bool)
-    for k, v in enumerate(values):
-        np.equal(rows, v, out=hit)
-        np.copyto(idx, np.uint8(k + 1), where=hit)
-    codes = idx[:, 0].astype(np.int64)
-    for j in range(1, rows.shape[1]):
-        codes *= len(values) + 1
-        codes += idx[:, j]
-    return codes
-
-
 @dataclass(frozen=True, eq=False)
 class Table(Score):
     """A score per distinct output row (``rows``, ``values``); rows not listed score
@@ -191,10 +172,10 @@ class Table(Score):
     _index: Any = field(default=None, repr=False, compare=False)
 
     def _lookup(self):
-        """How the rows are coded (:func:`_encode_few` over the values of all entries when
-        they are few, else per-entry sorted values, else None: raw rows), the listed rows'
-        integer codes (mixed radix over each entry's index among its values; 0 marks a value
-        not listed) sorted, and their scores in that order."""
+        """How the rows are coded (:func:`~privet.core.noise.value_codes` over the values of
+        all entries when they are few, else per-entry sorted values, else None: raw rows),
+        the listed rows' integer codes (mixed radix over each entry's index among its values;
+        0 marks a value not listed) sorted, and their scores in that order."""
         if self._index is None:
             rows = np.asarray(self.rows, float).reshape(len(self.rows), -1) + 0.0
             values = np.unique(rows)
@@ -202,7 +183,7 @@ class Table(Score):
             radix = [len(c) + 1 for c in columns]
             if len(values) <= FEW_VALUES and \
                     (len(values) + 1.0) ** rows.shape[1] < 2.0**62:
-                coding, keys = values, _encode_few(rows, values)
+                coding, keys = values, value_codes(rows, values)
             elif float(np.prod(np.asarray(radix, dtype=float))) >= 2.0**62:
                 coding, keys = None, _void(rows)  # too many combinations for int64 codes
             else:
@@ -216,7 +197,7 @@ class Table(Score):
         coding, keys, vals = self._lookup()
         rows = rows_of(outputs)
         q = _void(rows) if coding is None else \
-            _encode_few(rows, coding) if isinstance(coding, np.ndarray) else \
+            value_codes(rows, coding) if isinstance(coding, np.ndarray) else \
             _encode(rows, coding)
         if len(keys) == 0:
             return np.full(len(q), self.default)

@@ -806,8 +806,28 @@ def row_codes(flat: np.ndarray) -> np.ndarray:
     return codes
 
 
+def value_codes(rows: np.ndarray, values) -> np.ndarray:
+    """One int64 code per row of a matrix whose entries take a few known ``values``: each
+    entry's index among them plus one (0: not one of them), the digits of a row in base
+    ``len(values) + 1`` (the caller keeps that below 2**63). Unlike :func:`row_codes`, the
+    codes depend only on the ``values`` given, not on the rows seen, so rows coded in
+    different batches compare. One equality pass over the whole matrix per value: no
+    per-entry search, no strided column gathers."""
+    rows = np.asarray(rows)
+    idx = np.zeros(rows.shape, dtype=np.uint8 if len(values) < 255 else np.int64)
+    hit = np.empty(rows.shape, dtype=bool)
+    for k, v in enumerate(values):
+        np.equal(rows, v, out=hit)
+        np.copyto(idx, k + 1, where=hit, casting="unsafe")
+    codes = idx[:, 0].astype(np.int64)
+    for j in range(1, rows.shape[1]):
+        codes *= len(values) + 1
+        codes += idx[:, j]
+    return codes
+
+
 PROBE_ROWS = 4096  # a column's values are first guessed from this many of its rows
-FEW_VALUES = 8
+FEW_VALUES = 8     # "few": compared value by value rather than sorted
 
 
 def _column_codes(col: np.ndarray) -> np.ndarray:

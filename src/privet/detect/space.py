@@ -30,6 +30,7 @@ from ..core import events as ev
 from ..core.errors import MechanismError, PrivetError
 from ..core.events import Event
 from ..core.mechanism import ABORTED, FALSE
+from ..core.noise import value_codes
 from ..core.text import fmt_value, fmt_vec
 
 LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3,
@@ -554,10 +555,7 @@ class Reducer:
         if vals and not any(f.kind == "num" for f in self.plan.features) and \
                 rows.shape[1] * math.log2(base) < 62:
             # categorical outputs repeat: reduce the distinct rows, weighted by their counts
-            cat = np.full(rows.shape, len(vals), dtype=np.int64)  # unknown value: last code
-            for i, v in enumerate(vals):
-                cat[rows == v] = i
-            keys = cat @ (base ** np.arange(rows.shape[1], dtype=np.int64))
+            keys = value_codes(rows, vals)  # unknown value: digit 0
             if base ** rows.shape[1] <= max(1 << 16, 4 * rows.shape[0]):
                 # few possible rows: count them by key, no sort
                 tally = np.bincount(keys)
