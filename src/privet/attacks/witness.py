@@ -416,6 +416,7 @@ class _Finalist:
     n: int = 0
     best: Candidate | None = None
     spread: float = math.inf
+    first: int = 0  # the first round's pairs (0: the budget's n_fit)
 
 
 def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
@@ -472,22 +473,28 @@ def spread(counts: tuple, n: int) -> float:
 def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
           args, paired: bool, executor: Any, progress: bool, t0: float | None = None
           ) -> tuple[float, float]:
-    """Successive doubling of the selection samples: every finalist starts with ``n_fit``
-    pairs; each round doubles the samples of the finalists still in the race -- those whose
-    value plus ``RACE_Z`` spreads (the log-ratio's standard error) reaches the leader's and
-    whose spread is not yet below ``RACE_SPREAD`` or ``RACE_REL`` of the leader's value --
-    up to ``n_select``. Counts add up over
-    rounds (each round draws fresh chunks), so the racing costs little more than the
-    largest sample it needs. With ``budget.seconds``, a round is drawn only while it is
-    projected (at the pairs per second of the rounds so far) to end within
-    :data:`RACE_SHARE` of it; after that only the leader doubles, while its spread is not
-    fine (the leader always does, up to ``n_select``, even after it left the race).
+    """Successive doubling of the selection samples: every finalist starts with its first
+    round (``n_fit`` pairs, or the smaller size :func:`_prepare` was given); after each round
+    the leader is the finalist of the best value, and a challenger -- any other finalist,
+    also one left behind in an earlier round -- whose value plus ``RACE_Z`` spreads (the
+    log-ratio's standard error) reaches the leader's doubles its own sample while its spread
+    is not yet below ``RACE_SPREAD`` or ``RACE_REL`` of the leader's value, or while it has
+    fewer samples than the leader (the objective shrinks a value by its own spread, so a
+    challenger judged on fewer samples than the leader would lose for want of samples, not
+    of power); the leader doubles while its spread is not fine; all up to ``n_select``.
+    Counts add up over rounds (each round draws fresh chunks), so the racing costs little
+    more than the largest sample it needs. With ``budget.seconds``, a round is drawn whole
+    only while it is projected (at the pairs per second of the rounds so far) to end within
+    :data:`RACE_SHARE` of it; after that only the leader (while its spread is not fine: a
+    rare event whose lucky counts lead on a small sample must not win for want of time, the
+    winner's curse the race exists to undo) and the strongest challenger behind it in
+    samples go on.
     Returns the pairs per second of the race's streamed chunks (0 when nothing was
     drawn), and of a certifying sample: the same, scaled by the chunks' seconds to draw
     and score every model over their seconds to draw and score the slowest model alone (a
     certificate scores one event; its rate comes out too low, never too high, by the
     thresholds' counting and the race's bookkeeping, both left in)."""
-    size = budget.n_fit
+    goal = {id(f): min(f.first or budget.n_fit, budget.n_select) for f in finals}
     live = list(finals)
     drawn, spent = 0, 0.0
     seconds = np.zeros(3)  # drawing, scoring, slowest score (sampling.TIMES)
@@ -495,15 +502,13 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     while True:
         for fin in live:
             tick = time.perf_counter()
-            scores = [sc for _, sc in fin.fitted]
-            grids = [g for g, _ in fin.grids]
-            add = min(size, budget.n_select) - fin.n
+            add = goal[id(fin)] - fin.n
             if add <= 0:
                 continue
             counts, n, stopped, took = select_counts(
-                mech, fin.item.x, fin.item.x2, scores, grids, add, args=args,
-                seed=fin.seeds.spawn(1)[0], executor=executor, progress=progress,
-                paired=paired)
+                mech, fin.item.x, fin.item.x2, [sc for _, sc in fin.fitted],
+                [g for g, _ in fin.grids], add, args=args, seed=fin.seeds.spawn(1)[0],
+                executor=executor, progress=progress, paired=paired)
             seconds += took
             if counts is not None:
                 fin.counts = counts if fin.counts is None else \
@@ -514,27 +519,32 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
             spent += time.perf_counter() - tick
             if stopped:
                 raise KeyboardInterrupt
-        ranked = sorted((f for f in finals if f.best is not None), key=lambda f: -f.best.value)
-        lead = ranked[0].best.value if ranked else -math.inf
-        fine = max(RACE_SPREAD, RACE_REL * abs(lead) if math.isfinite(lead) else 0.0)
-        contenders = [f for f in live if f.best is not None and f.spread > fine
-                      and f.best.value + RACE_Z * f.spread >= lead
-                      and f.n < budget.n_select]
         rate = drawn / spent if spent > 0 else 0.0
-        size *= 2
-        more = sum(min(size, budget.n_select) - f.n for f in contenders)
-        if not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
-            contenders = []  # out of time: only the leader may go on (below)
-        if ranked and ranked[0].spread > fine and ranked[0].n < budget.n_select and \
-                ranked[0] not in contenders:
-            # the leader keeps drawing while its estimate is too coarse to trust -- a rare
-            # event whose lucky counts lead on a small sample must not win for want of
-            # time (the winner's curse the race exists to undo)
-            contenders.append(ranked[0])
-        live = contenders
+        live = _next_round(finals, budget, t0, rate)
+        for fin in live:
+            goal[id(fin)] = min(2 * fin.n, budget.n_select)
         if not live:
             one = seconds[0] + seconds[2]
             return rate, (rate * (seconds[0] + seconds[1]) / one if one > 0 else rate)
+
+
+def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
+                ) -> list[_Finalist]:
+    """The finalists that double their samples in the race's next round (:func:`_race`)."""
+    ranked = sorted((f for f in finals if f.best is not None), key=lambda f: -f.best.value)
+    if not ranked:
+        return []
+    leader, lead = ranked[0], ranked[0].best.value
+    fine = max(RACE_SPREAD, RACE_REL * abs(lead) if math.isfinite(lead) else 0.0)
+    challengers = [f for f in ranked[1:] if f.n < budget.n_select
+                   and f.best.value + RACE_Z * f.spread >= lead
+                   and (f.spread > fine or f.n < leader.n)]
+    go = [leader] if leader.spread > fine and leader.n < budget.n_select else []
+    more = sum(min(2 * f.n, budget.n_select) - f.n for f in go + challengers)
+    if not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
+        behind = [f for f in challengers if f.n < leader.n]
+        challengers = sorted(behind, key=lambda f: -(f.best.value + RACE_Z * f.spread))[:1]
+    return go + challengers
 
 
 @dataclass(frozen=True, eq=False)
