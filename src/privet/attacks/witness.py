@@ -108,8 +108,12 @@ class Budget:
     seconds: float | None = None
 
 
-HALVING_SHARE = 0.3  # of Budget.seconds: the successive halving's rounds end by then
-RACE_SHARE = 0.6     # ... and the selection race's rounds; the rest is the fresh sample's
+SCREEN_SHARE = 0.2   # of Budget.seconds: the screening and the local search end by then
+HALVING_SHARE = 0.3  # ... the successive halving's rounds
+FIT_SHARE = 0.4      # ... the finalists' fits
+FIRST_SHARE = 0.5    # ... the selection race's first round
+RACE_SHARE = 0.6     # ... and its other rounds; the rest is the fresh sample's
+LEAST = 1 << 11      # the least screening sample a time budget may shrink n_train to
 
 
 def _fits(t0: float, seconds: float | None, share: float, projected: float) -> bool:
@@ -118,6 +122,44 @@ def _fits(t0: float, seconds: float | None, share: float, projected: float) -> b
     if seconds is None:
         return True
     return time.perf_counter() - t0 + projected <= share * float(seconds)
+
+
+@dataclass
+class _Pace:
+    """The measured seconds per pair of one stage of the search (``prior`` until the stage
+    has measured its own), which sizes the stage's next samples so that the stage ends
+    within ``share`` of ``seconds`` counted from ``t0``: the first samples of a slow
+    mechanism are the timed probe that sizes the rest."""
+
+    t0: float
+    seconds: float | None
+    share: float
+    prior: float = 0.0
+    spent: float = 0.0
+    pairs: float = 0.0
+
+    def add(self, seconds: float, pairs: int) -> None:
+        self.spent += seconds
+        self.pairs += pairs
+
+    @property
+    def per_pair(self) -> float:
+        return self.spent / self.pairs if self.pairs else self.prior
+
+    def size(self, largest: int, least: int, count: int, others: float = 0.0) -> int:
+        """The largest of ``largest``, ``largest``/2, ... (at least ``least``) whose
+        ``count`` samples (and ``others`` more seconds per pair, other items sharing the
+        stage's time) are projected to end within the stage's share (``largest`` without a
+        budget or a measured rate). Projected linearly from the pace measured at
+        ``largest``, which overstates the time of a smaller sample (its fixed costs are
+        counted again), never understates it."""
+        if self.seconds is None or self.per_pair <= 0:
+            return largest
+        left = self.share * float(self.seconds) - (time.perf_counter() - self.t0)
+        n = largest
+        while n > least and (count * self.per_pair + others) * n > left:
+            n //= 2
+        return max(n, least)
 
 
 @dataclass
@@ -218,6 +260,7 @@ class _Screened:
     x: np.ndarray
     x2: np.ndarray
     label: str
+    n: int = 0
 
 
 def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Budget(),
@@ -279,10 +322,25 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     total = len(cands) + budget.iterations + budget.finalists
     t0 = time.perf_counter()
 
-    def screen(x, x2, label, ss, n=budget.n_train, stage="screen") -> _Screened:
+    pace = _Pace(t0, budget.seconds, SCREEN_SHARE)
+    least = min(budget.n_train, LEAST)
+    sized: list[int] = []  # the screening's sample, once the probe has timed it
+    warming = [True]
+
+    def screen(x, x2, label, ss, n=None, stage="screen", left=1) -> _Screened:
         # fit and choose the event on one half, score that one event on the other half:
         # an honest estimate, so the pairs compete without the winner's curse of the
-        # thresholds
+        # thresholds; without a size: n_train for the first two pairs (the first warms up
+        # -- a process pool, imports --, the second is the timed probe), then the one size
+        # the probe's pace projects for the ``left`` pairs still to screen (one size for
+        # all: a smaller sample's larger spread would favor it in the halving)
+        if n is None:
+            if pace.pairs and not sized:
+                sized.append(pace.size(budget.n_train, least, left))
+            n = sized[0] if sized else budget.n_train
+        warm = warming[0]
+        warming[0] = False
+        tick = time.perf_counter()
         o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor)
         _widths(mech, o1, o2, x, x2)
         h = len(o1) // 2
@@ -301,6 +359,9 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
             item = _Screened(-math.inf, 0.0, x, x2, label)
         else:
             item = _Screened(got[0], spread(got[1], len(o1) - h), x, x2, label)
+        if not warm:
+            pace.add(time.perf_counter() - tick, n)
+        item.n = n
         trace.append({"stage": stage, "pattern": label, "d1": x.tolist(), "d2": x2.tolist(),
                       "value": item.value, "model": best[2] if best else "", "n": n,
                       "seconds": round(time.perf_counter() - t0, 3)})
@@ -311,31 +372,52 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     rate = certify_rate = 0.0
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
+            left = len(cands) + budget.iterations
             for (x, x2, label), ss in zip(cands, s_screen.spawn(len(cands))):
-                screened.append(screen(x, x2, label, ss))
+                screened.append(screen(x, x2, label, ss, left=left))
+                left -= 1
                 advance(1)
             if screened and budget.iterations:
                 top = max(screened, key=lambda r: r.value)
                 for ss in s_local.spawn(budget.iterations):
                     nxt = move(mech, top.x, top.x2, rng)
                     if nxt is not None:
-                        item = screen(nxt[0], nxt[1], "local search", ss, stage="local search")
+                        item = screen(nxt[0], nxt[1], "local search", ss, stage="local search",
+                                      left=left)
+                        left -= 1
                         screened.append(item)
                         if item.value > top.value:
                             top = item
                     advance(1)
             screened = _halve(screened, budget, start, s_screen,
                               lambda it, ss, n: screen(it.x, it.x2, it.label, ss, n, "rescreen"),
-                              t0)
+                              t0, pace.per_pair, sized[0] if sized else budget.n_train)
             chosen = _finalists(screened, budget.finalists, start)
+            # the fits are sized from their own measured pace (the screening's, twice over
+            # -- a fit uses the whole sample, not half -- until the first is measured)
+            # the fits are sized from their measured pace, the neural network's apart (a
+            # fit uses the whole sample, not half: the screening's pace twice over until
+            # one is measured; the network's four times)
+            cheap = _Pace(t0, budget.seconds, FIT_SHARE, prior=2 * pace.per_pair)
+            nets = _Pace(t0, budget.seconds, FIT_SHARE, prior=4 * pace.per_pair)
+            n_nets = min(budget.mlp_finalists, len(chosen)) if "mlp" in budget.models else 0
             for i, (item, ss) in enumerate(zip(chosen, s_final.spawn(len(chosen)))):
-                models = budget.models if i < budget.mlp_finalists else \
-                    tuple(m for m in budget.models if m != "mlp")
+                net = i < n_nets
+                models = budget.models if net else tuple(m for m in budget.models
+                                                         if m != "mlp")
+                rest = len(chosen) - max(i, n_nets)  # cheap fits still to come
+                fits = nets if net else cheap
+                size = fits.size(budget.n_fit, min(budget.n_fit, least),
+                                 n_nets - i if net else rest,
+                                 rest * cheap.per_pair if net else 0.0)
+                tick = time.perf_counter()
                 finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start,
-                                       models, floats))
+                                       models, floats, size))
+                fits.add(time.perf_counter() - tick, size)
                 advance(1)
             rate, certify_rate = _race(mech, finals, budget, objective, args, paired,
-                                       executor, progress, t0)
+                                       executor, progress, t0, cheap.per_pair)
+            _rejudge(finals, objective, budget.seconds, t0, certify_rate)
         except KeyboardInterrupt:
             interrupted = True
         for fin in finals:
@@ -353,31 +435,45 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     return best, trace, interrupted
 
 
+def _rejudge(finals: list[_Finalist], objective: Objective, seconds: float | None,
+             t0: float, rate: float) -> None:
+    """With a time budget, judge the finalists again by the certificate of the fresh sample
+    the time left affords at ``rate`` pairs per second, when the objective can be resized
+    (``objective.resized(pairs)``: :func:`privet.search.blackbox.certificate_objective`):
+    the planned sample may be larger than the time allows, and a rare event projected to
+    certify on 2^27 pairs may certify nothing on the 2^22 the time gives."""
+    resized = getattr(objective, "resized", None)
+    if resized is None or seconds is None or rate <= 0:
+        return
+    sized = resized(rate * max(float(seconds) - (time.perf_counter() - t0), 0.0))
+    for fin in finals:
+        if fin.counts is not None:
+            _evaluate(fin, sized)
+
+
 def _optimistic(item: _Screened) -> float:
     return item.value + item.spread
 
 
 def _halve(screened: list[_Screened], budget: Budget, start: tuple | None,
-           seeds: np.random.SeedSequence, rescreen, t0: float | None = None
-           ) -> list[_Screened]:
+           seeds: np.random.SeedSequence, rescreen, t0: float | None = None,
+           per_pair: float = 0.0, n: int | None = None) -> list[_Screened]:
     """Successive halving of the screened pairs: while more than twice ``finalists`` are
     left and the samples stay within ``n_fit``, keep the better half by the optimistic
     estimate (value plus one spread: a rare event with a large ratio survives until its
     estimate is precise enough to judge) and screen it again on twice the samples -- while
-    the round is projected (from the screening so far: the time per screened pair grows
-    with its samples) to end within :data:`HALVING_SHARE` of ``budget.seconds``."""
+    the round is projected (at the screening's measured ``per_pair`` seconds per pair of
+    a sample) to end within :data:`HALVING_SHARE` of ``budget.seconds``. ``n``: the
+    screening's sample (default ``n_train``); each round doubles it."""
     pool = [it for it in screened if math.isfinite(it.value)]
-    n = budget.n_train
-    start_t = time.perf_counter()
-    t0 = start_t if t0 is None else t0
-    per_pair = (start_t - t0) / max(len(screened), 1)  # seconds per pair at n_train
+    n = budget.n_train if n is None else int(n)
+    t0 = time.perf_counter() if t0 is None else t0
     while len(pool) > 2 * budget.finalists and 2 * n <= budget.n_fit:
         pool.sort(key=lambda it: -_optimistic(it))
         keep = pool[: (len(pool) + 1) // 2]
         if start is not None:
             keep += [it for it in pool[len(keep):] if it.label == "start"]
-        if not _fits(t0, budget.seconds, HALVING_SHARE,
-                     len(keep) * per_pair * 2 * n / budget.n_train):
+        if not _fits(t0, budget.seconds, HALVING_SHARE, len(keep) * per_pair * 2 * n):
             break
         n *= 2
         pool = [rescreen(it, ss, n) for it, ss in zip(keep, seeds.spawn(len(keep)))]
@@ -416,16 +512,18 @@ class _Finalist:
     n: int = 0
     best: Candidate | None = None
     spread: float = math.inf
-    first: int = 0  # the first round's pairs (0: the budget's n_fit)
+    first: int = 0  # the pairs its models were fitted on: the least first round
 
 
 def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
              ss: np.random.SeedSequence, paired: bool, executor: Any,
-             start: tuple | None, models: tuple, floats: Any = "off") -> _Finalist:
-    """Fit the final ``models`` of one finalist on a fresh sample (and on the float-exact
-    views ``floats`` gives it); their threshold grids."""
+             start: tuple | None, models: tuple, floats: Any = "off",
+             size: int | None = None) -> _Finalist:
+    """Fit the final ``models`` of one finalist on a fresh sample of ``size`` pairs (default
+    ``n_fit``; and on the float-exact views ``floats`` gives it); their threshold grids."""
     s_fit, s_sel = ss.spawn(2)
-    f1, f2 = draw_pair(mech, item.x, item.x2, budget.n_fit, args, s_fit, paired, executor)
+    size = budget.n_fit if size is None else int(size)
+    f1, f2 = draw_pair(mech, item.x, item.x2, size, args, s_fit, paired, executor)
     _widths(mech, f1, f2, item.x, item.x2)
     with single_threaded():
         views = bit_views(floats, f1, f2, item.x, item.x2)
@@ -435,7 +533,7 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
-    return _Finalist(item, fitted, grids, s_sel)
+    return _Finalist(item, fitted, grids, s_sel, first=size)
 
 
 def _evaluate(fin: _Finalist, objective: Objective) -> None:
@@ -461,6 +559,8 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
 RACE_Z = 2.0        # a finalist stays while its value plus RACE_Z spreads reaches the best
 RACE_SPREAD = 2e-3   # ... and stops drawing once its spread is this small, or RACE_REL of
 RACE_REL = 0.05      # the leader's value (finer choices than that change little)
+CURSE = 0.25         # out of time, the leader goes on while its spread is above this share
+                     # of its value (its lead may be luck)
 
 
 def spread(counts: tuple, n: int) -> float:
@@ -471,10 +571,13 @@ def spread(counts: tuple, n: int) -> float:
 
 
 def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
-          args, paired: bool, executor: Any, progress: bool, t0: float | None = None
-          ) -> tuple[float, float]:
-    """Successive doubling of the selection samples: every finalist starts with its first
-    round (``n_fit`` pairs, or the smaller size :func:`_prepare` was given); after each round
+          args, paired: bool, executor: Any, progress: bool, t0: float | None = None,
+          prior: float = 0.0) -> tuple[float, float]:
+    """Successive doubling of the selection samples: every finalist starts with a first
+    round of ``n_fit`` pairs -- with ``budget.seconds``, of the largest power-of-two share of
+    it (at least the finalist's fit sample) that the first round's pace projects to end
+    within :data:`FIRST_SHARE` (``prior`` seconds per pair, the fits', until the race has
+    measured its own); after each round
     the leader is the finalist of the best value, and a challenger -- any other finalist,
     also one left behind in an earlier round -- whose value plus ``RACE_Z`` spreads (the
     log-ratio's standard error) reaches the leader's doubles its own sample while its spread
@@ -494,14 +597,18 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     and score every model over their seconds to draw and score the slowest model alone (a
     certificate scores one event; its rate comes out too low, never too high, by the
     thresholds' counting and the race's bookkeeping, both left in)."""
-    goal = {id(f): min(f.first or budget.n_fit, budget.n_select) for f in finals}
+    t0 = time.perf_counter() if t0 is None else t0
+    pace = _Pace(t0, budget.seconds, FIRST_SHARE, prior=prior)
+    top = min(budget.n_fit, budget.n_select)
+    goal: dict[int, int] = {}
     live = list(finals)
     drawn, spent = 0, 0.0
     seconds = np.zeros(3)  # drawing, scoring, slowest score (sampling.TIMES)
-    t0 = time.perf_counter() if t0 is None else t0
     while True:
-        for fin in live:
+        for i, fin in enumerate(live):
             tick = time.perf_counter()
+            if fin.n == 0:  # its first round, sized by the first round's pace
+                goal[id(fin)] = pace.size(top, min(fin.first or top, top), len(live) - i)
             add = goal[id(fin)] - fin.n
             if add <= 0:
                 continue
@@ -517,6 +624,7 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
                 drawn += n
                 _evaluate(fin, objective)
             spent += time.perf_counter() - tick
+            pace.add(time.perf_counter() - tick, add)
             if stopped:
                 raise KeyboardInterrupt
         rate = drawn / spent if spent > 0 else 0.0
@@ -542,8 +650,13 @@ def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
     go = [leader] if leader.spread > fine and leader.n < budget.n_select else []
     more = sum(min(2 * f.n, budget.n_select) - f.n for f in go + challengers)
     if not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
+        # out of time: only a leader whose estimate is still too coarse to trust goes on
+        # (a rare event whose lucky counts lead on a small sample must not win for want
+        # of time), with its strongest challenger behind it in samples
+        go = go if leader.spread > CURSE * abs(lead) else []
         behind = [f for f in challengers if f.n < leader.n]
-        challengers = sorted(behind, key=lambda f: -(f.best.value + RACE_Z * f.spread))[:1]
+        challengers = sorted(behind, key=lambda f: -(f.best.value + RACE_Z * f.spread)
+                             )[: len(go)]
     return go + challengers
 
 
