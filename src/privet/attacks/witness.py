@@ -37,6 +37,7 @@ samples and more candidates; only the fresh sample certifies, so it never biases
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -89,12 +90,14 @@ class Budget:
     (:func:`~privet.attacks.features.bit_views`: ``"auto"`` -- granularity, low bits and
     residue when the outputs are fractional doubles and the mechanism has no Replay;
     ``"all"``, ``"off"`` or feature names); ``seconds``: the wall time the whole search
-    and its certificate aim at (None: no limit) -- the successive halving and the
-    selection race stop doubling once their next round is projected to pass
-    :data:`HALVING_SHARE` and :data:`RACE_SHARE` of it (their first round always runs),
-    and the caller sizes the fresh sample from what is left
-    (:attr:`Candidate.extra`'s ``certify_pairs_per_second``, measured on the race's
-    chunks)."""
+    and its certificate aim at (None: no limit, the sizes above) -- every stage is sized
+    from the pace it measures (:class:`_Pace`) to end within its share of it: the
+    screening (``n_train``, shrunk after a timed probe, at least :data:`LEAST`) by
+    :data:`SCREEN_SHARE`, the successive halving by :data:`HALVING_SHARE`, the finalists'
+    fits (``n_fit``, shrunk) by :data:`FIT_SHARE`, the race's first round by
+    :data:`FIRST_SHARE` and its doubling by :data:`RACE_SHARE`; the caller sizes the
+    fresh sample from what is left (:attr:`Candidate.extra`'s
+    ``certify_pairs_per_second``, measured on the race's chunks)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -112,7 +115,7 @@ SCREEN_SHARE = 0.2   # of Budget.seconds: the screening and the local search end
 HALVING_SHARE = 0.3  # ... the successive halving's rounds
 FIT_SHARE = 0.4      # ... the finalists' fits
 FIRST_SHARE = 0.5    # ... the selection race's first round
-RACE_SHARE = 0.6     # ... and its other rounds; the rest is the fresh sample's
+RACE_SHARE = 0.65    # ... and its other rounds; the rest is the fresh sample's
 LEAST = 1 << 11      # the least screening sample a time budget may shrink n_train to
 
 
@@ -512,6 +515,7 @@ class _Finalist:
     n: int = 0
     best: Candidate | None = None
     spread: float = math.inf
+    upper: float = -math.inf  # its best event's value without the shrink
     first: int = 0  # the pairs its models were fitted on: the least first round
 
 
@@ -547,6 +551,12 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
             grid, counts = oriented(arr, g, orient)
             items.append((grid, every, *counts))
             meta.append((model, sc, orient))
+    # the finalist's upper value: its best event without the shrink (a rare event with a
+    # large ratio, which the shrink puts below a frequent one on a small sample, keeps
+    # the finalist in the race until its samples can judge it)
+    fin.upper = max((ch.value for ch in best_of_many(
+        items, fin.n, functools.partial(objective, shrink=0.0)) if ch is not None),
+        default=-math.inf)
     for (model, sc, orient), ch in zip(meta, best_of_many(items, fin.n, objective)):
         if ch is None or (fin.best is not None and ch.value <= fin.best.value):
             continue
@@ -559,7 +569,7 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
 RACE_Z = 2.0        # a finalist stays while its value plus RACE_Z spreads reaches the best
 RACE_SPREAD = 2e-3   # ... and stops drawing once its spread is this small, or RACE_REL of
 RACE_REL = 0.05      # the leader's value (finer choices than that change little)
-CURSE = 0.25         # out of time, the leader goes on while its spread is above this share
+CURSE = 0.1          # out of time, the leader goes on while its spread is above this share
                      # of its value (its lead may be luck)
 
 
@@ -645,8 +655,7 @@ def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
     leader, lead = ranked[0], ranked[0].best.value
     fine = max(RACE_SPREAD, RACE_REL * abs(lead) if math.isfinite(lead) else 0.0)
     challengers = [f for f in ranked[1:] if f.n < budget.n_select
-                   and f.best.value + RACE_Z * f.spread >= lead
-                   and (f.spread > fine or f.n < leader.n)]
+                   and _upper(f) >= lead and (f.spread > fine or f.n < leader.n)]
     go = [leader] if leader.spread > fine and leader.n < budget.n_select else []
     more = sum(min(2 * f.n, budget.n_select) - f.n for f in go + challengers)
     if not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
@@ -655,9 +664,14 @@ def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
         # of time), with its strongest challenger behind it in samples
         go = go if leader.spread > CURSE * abs(lead) else []
         behind = [f for f in challengers if f.n < leader.n]
-        challengers = sorted(behind, key=lambda f: -(f.best.value + RACE_Z * f.spread)
-                             )[: len(go)]
+        challengers = sorted(behind, key=lambda f: -_upper(f))[: len(go)]
     return go + challengers
+
+
+def _upper(fin: _Finalist) -> float:
+    """A finalist's optimistic value: its value plus ``RACE_Z`` spreads, or its best event's
+    value without the shrink, whichever is larger."""
+    return max(fin.best.value + RACE_Z * fin.spread, fin.upper)
 
 
 @dataclass(frozen=True, eq=False)
