@@ -446,14 +446,20 @@ def build_plan(schema: Schema, pilot_rows: np.ndarray, refs: np.ndarray) -> Plan
         if m > 1:
             stats += [("avg", None), ("min", None), ("max", None)]
         seen: list[np.ndarray] = []
+        ctx: dict = {}  # the finite mask and counts, computed once for avg, min and max
+        head = min(64, pilot_rows.shape[0])
         for stat, coord in stats:
-            raw = _num_values(pilot_rows, stat, coord)
-            if any(np.array_equal(raw, other, equal_nan=True) for other in seen):
-                continue  # e.g. avg = min = max when one entry is numeric: same events
+            raw = _num_values(pilot_rows, stat, coord, ctx)
+            # equal statistics (e.g. avg = min = max when one entry is numeric) give the
+            # same events; a short prefix rules most pairs out before the full comparison
+            if any(np.array_equal(raw[:head], other[:head], equal_nan=True)
+                   and np.array_equal(raw, other, equal_nan=True) for other in seen):
+                continue
             seen.append(raw)
             vals = raw[np.isfinite(raw)]
             if vals.size == 0:
                 continue
+            vals.sort()  # the quantiles of both position sets are read off one sort
             integer = schema.integer and stat != "avg"
             edges = _edges(vals, integer)
             f = Feature("num", len(edges) + 2, stat=stat, coord=coord, edges=edges,
@@ -520,11 +526,12 @@ def _candidates(plan: Plan) -> None:
         elif f.kind == "num":
             a, b = _pairs(f.positions)
             add(f.offset + a, f.offset + b, fi, -1, a, b, 0)
-        else:  # cross: category k and interval (a, b] of the numeric part
+        else:  # cross: category k and interval (a, b] of the numeric part, k-major
             a, b = _pairs(f.positions)
-            nsz = f.num.size
-            for k in range(f.cat.size):
-                add(f.offset + k * nsz + a, f.offset + k * nsz + b, fi, -1, a, b, k)
+            kk = np.repeat(np.arange(f.cat.size), a.size)
+            a, b = np.tile(a, f.cat.size), np.tile(b, f.cat.size)
+            base = f.offset + kk * f.num.size
+            add(base + a, base + b, fi, -1, a, b, kk)
     for key, parts in cols.items():
         setattr(plan, key, np.concatenate(parts) if parts else np.zeros(0, np.int64))
 
