@@ -262,9 +262,13 @@ class Session:
         sizes = np.array([self.plans[s.group].start.size for s in self.sources])
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         pids, cands = [], []
+        shared: dict = {}  # (group, reference) -> the candidates of the pairs that have them
         for pi, pair in enumerate(self.pairs):
-            plan = self.plans[pair.group]
-            idx = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
+            key = (pair.group, pair.ref)
+            if key not in shared:
+                plan = self.plans[pair.group]
+                shared[key] = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
+            idx = shared[key]
             pids.append(np.full(idx.size, pi))
             cands.append(idx)
         pid, cand = np.concatenate(pids), np.concatenate(cands)
