@@ -3,6 +3,7 @@
     python benchmarks/detect_statdp.py             # full: 11 algorithms x 3 eps0
     python benchmarks/detect_statdp.py --quick     # fewer points, smaller n
     python benchmarks/detect_statdp.py --single-only   # only the single-point section
+    python benchmarks/detect_statdp.py --single-only --single-seeds 0 1   # and at more seeds
     python benchmarks/detect_statdp.py --type1 1000    # also the type-I error at the boundary
 
 Prints each curve as a table (p-value per test epsilon and claimed eps0), saves one PNG per
@@ -222,7 +223,7 @@ def single_points(seed: int, baseline: bool, against: str = "main") -> list[dict
                 today["process"] = time.perf_counter() - t0
             fixed = run_python(SINGLE.format(name=name, eps0=eps0, seed=seed, sequential=False))
             rows.append({"name": name, "eps0": eps0, "ours": ours, "today": today,
-                         "fixed": fixed})
+                         "fixed": fixed, "seed": seed})
             print(f"  {name:22} eps0={eps0:<4g} {ours['stopped']:32} "
                   f"{ours['cpu']:6.2f} s CPU {ours['samples']:>10,} samples"
                   + (f" | {against} {today['cpu']:6.2f} s CPU" if today else "")
@@ -271,6 +272,25 @@ def print_single(rows: list[dict], against: str = "main") -> None:
     print(f"  same decisions as the fixed-size test: {same}/{len(rows)}; samples ours/fixed: "
           f"median {statistics.median(ratios):.3f} (target <= 0.1), max {max(ratios):.3f}")
     print("  original StatDP, one point on a 2-core machine (issue 12): 13-23 s")
+
+
+def other_seeds(rows: list[dict], seeds: list[int]) -> None:
+    """The single points' CPU median at more seeds (ours only, fresh interpreter per call):
+    which calls stop early, and so the median, depends on the seed's samples."""
+    per_seed = {rows[0]["seed"]: [r["ours"]["cpu"] for r in rows]}
+    for seed in seeds:
+        cpu = []
+        for name, _, _ in FIGURES:
+            for eps0 in EPS0:
+                cpu.append(run_python(SINGLE.format(name=name, eps0=eps0, seed=seed,
+                                                    sequential=True))["cpu"])
+        per_seed[seed] = cpu
+        print(f"  seed {seed}: CPU in-process median {statistics.median(cpu):.3f} s, "
+              f"{sum(c <= 0.15 for c in cpu)} of {len(cpu)} calls at most 0.15 s", flush=True)
+    pooled = [c for cpu in per_seed.values() for c in cpu]
+    print(f"  {len(per_seed)} seeds ({', '.join(map(str, per_seed))}), {len(pooled)} calls: "
+          f"CPU in-process median {statistics.median(pooled):.3f} s; per-seed medians "
+          + ", ".join(f"{statistics.median(c):.3f}" for c in per_seed.values()))
 
 
 def type_one(runs: int, n_select: int, n_final: int) -> None:
@@ -347,6 +367,8 @@ def main() -> None:
     ap.add_argument("--against", default="main", metavar="REF",
                     help="the git revision the single points are compared with (default main)")
     ap.add_argument("--seed", type=int, default=2018)
+    ap.add_argument("--single-seeds", type=int, nargs="*", default=[], metavar="SEED",
+                    help="also the single points' CPU median at these seeds (ours only)")
     args = ap.parse_args()
     n_select, n_final = (20_000, 100_000) if args.quick else (100_000, 500_000)
     out = ROOT / "benchmarks" / "out"
@@ -359,7 +381,10 @@ def main() -> None:
         check_claims(results)
     if not args.type1_only:
         print("\nsingle points (fresh interpreter per call, ours then today's):")
-        print_single(single_points(args.seed, not args.no_baseline, args.against), args.against)
+        rows = single_points(args.seed, not args.no_baseline, args.against)
+        print_single(rows, args.against)
+        if args.single_seeds:
+            other_seeds(rows, args.single_seeds)
     if args.type1:
         type_one(args.type1, 20_000, 100_000)
 

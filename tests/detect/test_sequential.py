@@ -174,6 +174,36 @@ def test_the_leading_pairs_select_at_the_look_and_the_others_lag_behind():
         s.executor.shutdown()
 
 
+def test_a_pair_whose_sizes_did_not_change_keeps_its_selection():
+    # a pair's selection depends on its two inputs' selection samples only: re-selecting
+    # after some inputs grew gives what a session that never selected before gives
+    from privet.detect.engine import open_session
+
+    kw = {"seed": 3, "n_select": 20_000, "n_final": 100_000}
+    mech = get("statdp.isvt1").replace(epsilon=0.5)
+    a, b = open_session(mech, **kw), open_session(mech, **kw)
+    try:
+        zero = np.zeros(len(a.sources), dtype=np.int64)
+        lv = a._levels(a.select(0.5, zero), 4, zero)
+        sizes = {a.grid[v] for v in lv}
+        assert sizes == {a.grid[0], a.grid[4]} and a.grid[4] > a.grid[0]  # the leaders grew
+        scored = []
+        inner = a._select_pairs
+        a._select_pairs = lambda eps, todo, *rest: scored.append(todo.size) or inner(eps, todo,
+                                                                                     *rest)
+        got, fresh = a.select(0.5, lv), b.select(0.5, lv)
+        assert 0 < scored[0] < len(a.pairs)  # only the pairs with a grown input are scored
+        # the exact p-values are summed in vectorized blocks whose make-up depends on which
+        # pairs are scored together: equal up to rounding
+        assert [(x.pair, x.cand, x.direction, x.counts, x.n) for x in got] == \
+            [(x.pair, x.cand, x.direction, x.counts, x.n) for x in fresh]
+        assert [x.p_value for x in got] == pytest.approx([x.p_value for x in fresh], rel=1e-12)
+        assert len(a._selected[0.5]) == len(a.pairs)
+    finally:
+        a.executor.shutdown()
+        b.executor.shutdown()
+
+
 def test_each_point_of_a_curve_selects_as_if_it_ran_alone():
     # the selection sizes of a point depend on its own selection samples only (not on where
     # an earlier point stopped, which depends on the final samples the points share)

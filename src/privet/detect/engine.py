@@ -262,9 +262,13 @@ class Session:
         sizes = np.array([self.plans[s.group].start.size for s in self.sources])
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         pids, cands = [], []
+        shared: dict = {}  # (group, reference) -> the candidates of the pairs that have them
         for pi, pair in enumerate(self.pairs):
-            plan = self.plans[pair.group]
-            idx = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
+            key = (pair.group, pair.ref)
+            if key not in shared:
+                plan = self.plans[pair.group]
+                shared[key] = np.flatnonzero((plan.ref == -1) | (plan.ref == pair.ref))
+            idx = shared[key]
             pids.append(np.full(idx.size, pi))
             cands.append(idx)
         pid, cand = np.concatenate(pids), np.concatenate(cands)
@@ -279,11 +283,49 @@ class Session:
         ``levels``: the selection level of each input (default 0, the pilot or the fixed
         design's sample). Every candidate of every pair is filtered and scored in one
         vectorized pass; each pair's ``SHORTLIST`` best (by the normal approximation) get
-        the exact p-value."""
+        the exact p-value. A pair's selection depends only on its two inputs' selection
+        samples, which are the same at the same size whenever they are drawn: a pair whose
+        two sizes have not changed since it was last selected at this epsilon keeps that
+        selection (the same result, without scoring its candidates again)."""
         if levels is None:
             levels = [0] * len(self.sources)
         sel_n = np.array([self.grid[lv] for lv in levels], dtype=np.int64)
+        p1, p2 = self._pair_sources
+        sizes = np.stack([sel_n[p1], sel_n[p2]], axis=1)
+        eps = float(epsilon)
+        cache = self._selected.setdefault(eps, {})
+        todo = [pi for pi in range(len(self.pairs))
+                if pi not in cache or cache[pi][0] != tuple(sizes[pi])]
+        if todo:
+            for pi, sel in self._select_pairs(eps, np.array(todo), levels, sel_n).items():
+                cache[pi] = (tuple(sizes[pi]), sel)
+            for pi in todo:
+                if pi not in cache or cache[pi][0] != tuple(sizes[pi]):
+                    cache[pi] = (tuple(sizes[pi]), None)  # no candidate passes the filter
+        best = [cache[pi][1] for pi in range(len(self.pairs)) if cache[pi][1] is not None]
+        if not best:
+            raise NoEventError(
+                f"no event over the outputs of {self.mech.name!r} has enough samples to be "
+                f"tested (c_E >= 0.001 n e^eps with n = {int(sel_n.min()):,}, "
+                f"eps = {epsilon:g}; StatDP footnote 3): raise n_select or lower the test "
+                "epsilon."
+            )
+        return sorted(best, key=lambda s: (s.p_value, s.pair))
+
+    @functools.cached_property
+    def _selected(self) -> dict:
+        """epsilon -> pair -> ((n1, n2), Selection or None): the last selection of each pair
+        at the selection sizes it was made on."""
+        return {}
+
+    def _select_pairs(self, epsilon: float, todo: np.ndarray, levels: Sequence[int],
+                      sel_n: np.ndarray) -> dict[int, Selection]:
+        """Algorithm 3 on the pairs ``todo`` (sorted pair ids): {pair: its best event}."""
         pid, cand, s1, s2, at1, at2 = self._layout
+        if todo.size < len(self.pairs):
+            bounds = self._pair_bounds
+            rows = np.concatenate([np.arange(bounds[pi], bounds[pi + 1]) for pi in todo])
+            pid, cand, s1, s2, at1, at2 = (a[rows] for a in (pid, cand, s1, s2, at1, at2))
         counts = np.concatenate([self.selection_counts(s, int(lv))
                                  for s, lv in zip(self.sources, levels)])
         c1, c2 = counts[at1], counts[at2]
@@ -302,20 +344,16 @@ class Session:
         # the tails underflow)
         score = -np.maximum(z_top, z_bot)
         # the kept entries of each pair are contiguous, in candidate order
-        bounds = np.searchsorted(pid, np.arange(len(self.pairs) + 1))
+        bounds = np.searchsorted(pid, todo)
+        ends = np.append(bounds[1:], pid.size)
         picks = []
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
+        for lo, hi in zip(bounds, ends):
             if hi - lo > SHORTLIST:
                 picks.append(lo + np.argpartition(score[lo:hi], SHORTLIST - 1)[:SHORTLIST])
             elif hi > lo:
                 picks.append(np.arange(lo, hi))
         if not picks:
-            raise NoEventError(
-                f"no event over the outputs of {self.mech.name!r} has enough samples to be "
-                f"tested (c_E >= 0.001 n e^eps with n = {int(sel_n.min()):,}, "
-                f"eps = {epsilon:g}; StatDP footnote 3): raise n_select or lower the test "
-                "epsilon."
-            )
+            return {}
         j = np.concatenate(picks)
         pis, cands, approx = pid[j], cand[j], score[j]
         dirs = np.where(z_top[j] >= z_bot[j], 0, 1)
@@ -331,7 +369,12 @@ class Session:
             if p not in best:
                 best[p] = Selection(p, int(cands[i]), int(dirs[i]), float(exact[i]),
                                     (int(a1[i]), int(a2[i])), (int(n1[i]), int(n2[i])))
-        return sorted(best.values(), key=lambda s: (s.p_value, s.pair))
+        return best
+
+    @functools.cached_property
+    def _pair_bounds(self) -> np.ndarray:
+        """Where each pair's rows start in :attr:`_layout` (pairs are contiguous, in order)."""
+        return np.searchsorted(self._layout[0], np.arange(len(self.pairs) + 1))
 
     # -- line 4 of Algorithm 1, sequential ----------------------------------------------------
     def _oriented(self, sel: Selection, look: int) -> tuple[int, int, int]:

@@ -31,6 +31,7 @@ from ..core.loading import USER_MODULE_PREFIX
 from ..core.mechanism import Mechanism
 from ..core.noise import Sampler
 from ..core.seeds import SeedLike, as_seed, seed_sequence
+from .memory import keep_freed_memory
 
 DEFAULT_CHUNK = 200_000
 
@@ -107,10 +108,12 @@ class InProcess:
 
 
 def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it stops the workers)."""
+    """Worker initializer: Ctrl-C is the parent's to handle (it stops the workers); freed
+    memory stays for the next chunk (:mod:`privet.execution.memory`)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    keep_freed_memory()
 
 
 class ProcessPool:
@@ -634,6 +637,7 @@ def run_chunks(mech: Mechanism, task: Callable, jobs: list[tuple], sizes: list[i
     closed at the end), the results combined in chunk order (default ``+``). ``progress(k)``
     hears of each chunk of ``k`` samples. Ctrl-C keeps the prefix of chunks done
     (``interrupted=True``) and cancels the rest."""
+    keep_freed_memory()
     ex = get_executor(executor, mech, reduce)
     owned = ex is not executor
     combine = combine or (lambda a, b: a + b)
