@@ -62,8 +62,9 @@ def test_the_race_keeps_a_challenger_whose_upper_value_reaches_the_leaders():
     puts its upper value 0.09 + 2 x 0.01 above the leader doubles, even though an earlier
     round left it behind; one whose spread is fine but who has fewer samples than the leader
     (0.098 + 2 x 0.004 >= 0.10) catches up; a clear loser (0.05 + 2 x 0.01) stops; and
-    out of time, only a leader whose lead may be luck 
-    goes on (spread above a tenth of its value), with its strongest challenger."""
+    out of time (70 s of a 100 s budget gone, past the race's 65%), only a leader whose
+    lead may be luck (spread above a tenth of its value) goes on, with its strongest
+    challenger -- and none past 80% of the budget (the fresh sample's time)."""
     budget = Budget(n_fit=1 << 18, n_select=1 << 22)
     leader = _finalist(0.10, 0.001, 1 << 20)
     coarse = _finalist(0.09, 0.01, 1 << 18)
@@ -72,10 +73,11 @@ def test_the_race_keeps_a_challenger_whose_upper_value_reaches_the_leaders():
     go = _next_round([loser, coarse, leader, behind], budget, time.perf_counter(), 1e9)
     assert set(map(id, go)) == {id(coarse), id(behind)}
     lucky = _finalist(0.10, 0.05, 1 << 20)
-    late = Budget(n_fit=1 << 18, n_select=1 << 22, seconds=1e-9)
-    go = _next_round([coarse, lucky, behind, loser], late, time.perf_counter() - 1.0, 1.0)
+    late = Budget(n_fit=1 << 18, n_select=1 << 22, seconds=100.0)
+    go = _next_round([coarse, lucky, behind, loser], late, time.perf_counter() - 70.0, 1e12)
     assert [id(f) for f in go] == [id(lucky), id(coarse)]
-    assert _next_round([coarse, leader], late, time.perf_counter() - 1.0, 1.0) == []
+    assert _next_round([coarse, leader], late, time.perf_counter() - 70.0, 1e12) == []
+    assert _next_round([coarse, lucky], late, time.perf_counter() - 90.0, 1e12) == []
 
 
 def test_the_pace_sizes_samples_from_the_measured_rate():

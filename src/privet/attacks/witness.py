@@ -116,6 +116,7 @@ HALVING_SHARE = 0.3  # ... the successive halving's rounds
 FIT_SHARE = 0.4      # ... the finalists' fits
 FIRST_SHARE = 0.5    # ... the selection race's first round
 RACE_SHARE = 0.65    # ... and its other rounds; the rest is the fresh sample's
+LATE_SHARE = 0.8     # ... and the rounds of a leader whose lead may be luck, at the latest
 LEAST = 1 << 11      # the least screening sample a time budget may shrink n_train to
 
 
@@ -327,10 +328,11 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
 
     pace = _Pace(t0, budget.seconds, SCREEN_SHARE)
     least = min(budget.n_train, LEAST)
-    sized: list[int] = []  # the screening's sample, once the probe has timed it
-    warming = [True]
+    sized = 0       # the screening's sample, once the probe has timed it
+    warming = True  # the first screened pair warms up (a process pool, imports)
 
     def screen(x, x2, label, ss, n=None, stage="screen", left=1) -> _Screened:
+        nonlocal sized, warming
         # fit and choose the event on one half, score that one event on the other half:
         # an honest estimate, so the pairs compete without the winner's curse of the
         # thresholds; without a size: n_train for the first two pairs (the first warms up
@@ -339,10 +341,9 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
         # all: a smaller sample's larger spread would favor it in the halving)
         if n is None:
             if pace.pairs and not sized:
-                sized.append(pace.size(budget.n_train, least, left))
-            n = sized[0] if sized else budget.n_train
-        warm = warming[0]
-        warming[0] = False
+                sized = pace.size(budget.n_train, least, left)
+            n = sized or budget.n_train
+        warm, warming = warming, False
         tick = time.perf_counter()
         o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor)
         _widths(mech, o1, o2, x, x2)
@@ -394,10 +395,8 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                     advance(1)
             screened = _halve(screened, budget, start, s_screen,
                               lambda it, ss, n: screen(it.x, it.x2, it.label, ss, n, "rescreen"),
-                              t0, pace.per_pair, sized[0] if sized else budget.n_train)
+                              t0, pace.per_pair, sized or budget.n_train)
             chosen = _finalists(screened, budget.finalists, start)
-            # the fits are sized from their own measured pace (the screening's, twice over
-            # -- a fit uses the whole sample, not half -- until the first is measured)
             # the fits are sized from their measured pace, the neural network's apart (a
             # fit uses the whole sample, not half: the screening's pace twice over until
             # one is measured; the network's four times)
@@ -598,10 +597,11 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     Counts add up over rounds (each round draws fresh chunks), so the racing costs little
     more than the largest sample it needs. With ``budget.seconds``, a round is drawn whole
     only while it is projected (at the pairs per second of the rounds so far) to end within
-    :data:`RACE_SHARE` of it; after that only the leader (while its spread is not fine: a
-    rare event whose lucky counts lead on a small sample must not win for want of time, the
-    winner's curse the race exists to undo) and the strongest challenger behind it in
-    samples go on.
+    :data:`RACE_SHARE` of it; after that only the leader (while its spread is above
+    :data:`CURSE` of its value: a rare event whose lucky counts lead on a small sample must
+    not win for want of time, the winner's curse the race exists to undo) and the strongest
+    challenger behind it in samples go on, while their round is projected to end within
+    :data:`LATE_SHARE`.
     Returns the pairs per second of the race's streamed chunks (0 when nothing was
     drawn), and of a certifying sample: the same, scaled by the chunks' seconds to draw
     and score every model over their seconds to draw and score the slowest model alone (a
@@ -665,6 +665,9 @@ def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
         go = go if leader.spread > CURSE * abs(lead) else []
         behind = [f for f in challengers if f.n < leader.n]
         challengers = sorted(behind, key=lambda f: -_upper(f))[: len(go)]
+        more = sum(min(2 * f.n, budget.n_select) - f.n for f in go + challengers)
+        if not _fits(t0, budget.seconds, LATE_SHARE, more / rate if rate else 0.0):
+            return []  # and not past LATE_SHARE: the fresh sample needs its time
     return go + challengers
 
 
