@@ -228,6 +228,15 @@ def report(names: list[str], runs: list[dict], seeds: list[int], a) -> None:
     print("time per mechanism (black-box search; detect when it is skipped): median "
           f"{statistics.median(times):.1f} s wall, {statistics.median(cpus):.1f} s CPU "
           "(DP-Sniper's paper: 18-341 s on its own machine, not measured here)")
+    searches = [r for r in runs if r["kind"] == "black"]
+    if searches and (a.seconds is None or a.seconds > 0):
+        from privet.search.blackbox import SECONDS
+
+        budget = SECONDS if a.seconds is None else a.seconds
+        worst = max(searches, key=lambda r: r["wall"])
+        print(f"time budget {budget:g} s: the longest black-box search took "
+              f"{worst['wall']:.1f} s wall ({worst['wall'] / budget:.2f} x the budget; "
+              f"{worst['name'][9:]}, seed {worst['seed']})")
 
 
 BUDGET_MECHANISMS = ("dpsniper.report_noisy_max1", "dpsniper.svt1")

@@ -80,17 +80,21 @@ def test_white_box_vector_outputs_get_the_attack_family():
 
 
 def test_time_budget_stops_the_race_and_sizes_the_fresh_sample():
-    """With a budget already spent, the selection race draws its first round only (every
-    finalist's selection sample is n_fit = 2^18 pairs, though n_select allows 2^19) and the
-    fresh sample is the least automatic size, 2^22; without a budget the race may double.
-    A budget that is not a positive number of seconds is one sentence."""
+    """With a budget already spent, every stage takes its least sample: the screening after
+    its two timed pairs (n_cap = 4096) 2^11 pairs, and the race stops short of n_select
+    (2^19): only a leader whose standard error is above a tenth of its value doubles on
+    (about 2 / (0.1 x 0.11)^2 = 16,500 outputs in an event of probability near 1/2, so
+    about 2^15 pairs), with one challenger; the fresh sample is the least automatic size,
+    2^22. A budget that is not a positive number of seconds is one sentence."""
     from privet.core.errors import ParameterError
 
     opts = {"n_cap": 4096, "n_select": 1 << 19, "iterations": 1, "finalists": 2}
     mech = d.vectorized("dpsniper.truncated_geometric")
     b = privet.search(mech, seed=2, seconds=1e-3, **opts)
+    screens = [t["n"] for t in b.details["trace"] if t["stage"] != "select"]
+    assert screens[:2] == [4096, 4096] and set(screens[2:]) == {1 << 11}
     rows = [t for t in b.details["trace"] if t["stage"] == "select"]
-    assert rows and all(t["n"] == 1 << 18 for t in rows)
+    assert rows and all(t["n"] < 1 << 19 for t in rows)
     assert b.details["n_confirm"] == 1 << 22 and b.details["time_budget"] == 1e-3
     assert b.details["pairs_per_second"] > 0
     with pytest.raises(ParameterError, match="seconds"):

@@ -3,9 +3,10 @@ every pair of a small finite domain, and the moves of a local search.
 
 * :func:`pattern_pairs` -- the neighbor relation's representative pairs (StatDP Table 1 and
   DP-Sniper's patterns in both orientations, with "all below":
-  :meth:`privet.core.neighbors.Neighbors.pairs`) at the input length, inside the domain,
-  one per unordered pair (an attack tests both orientations of each event), and stretched
-  to the domain's ends.
+  :meth:`privet.core.neighbors.Neighbors.pairs`) and the step pairs 1^k 0^(n-k) against
+  0^k 1^(n-k) at every split k (StatDP's "x shape" is k = n/2) at the input length, inside
+  the domain, one per unordered pair (an attack tests both orientations of each event), and
+  stretched to the domain's ends.
 * :func:`random_pair` -- a random input of the domain and a neighbor at a vertex of the
   relation (every entry moved by -Delta, 0 or +Delta; one entry for 'one differs'...), half
   of the time with the entries at the domain's extremes, where the ratios of tail events
@@ -92,14 +93,16 @@ STRETCH = (0.5, 1.0)
 def pattern_pairs(mech: Mechanism, length: int) -> list[Pair]:
     """The relation's representative pairs at ``length`` inside the domain (unordered; the
     relation yields each pattern mirrored too, :meth:`privet.core.neighbors.Neighbors.
-    pairs`), each also stretched across the domain: the entries that move up placed towards
+    pairs`) and the step pairs at every split (:func:`_steps`), each also stretched across
+    the domain: the entries that move up placed towards
     its top, those that move down towards its bottom (halfway and all the way), where the
     ratios of tail events are largest (sparse vector: the answers before the first True
     high, the True one low)."""
     out = []
-    for p in mech.neighbors.pairs(lengths=(length,), domain=None):
-        label = p.pattern.replace(" (swapped)", "")
-        a, b = np.asarray(p.d1, float), np.asarray(p.d2, float)
+    patterns = [(p.pattern.replace(" (swapped)", ""), p.d1, p.d2)
+                for p in mech.neighbors.pairs(lengths=(length,), domain=None)]
+    for label, a, b in patterns + _steps(mech, length):
+        a, b = np.asarray(a, float), np.asarray(b, float)
         ok = valid(mech, a, b)
         if ok is not None:
             out.append((*ok, label))
@@ -110,6 +113,36 @@ def pattern_pairs(mech: Mechanism, length: int) -> list[Pair]:
             if ok is not None:
                 out.append((*ok, f"{label}, stretched {level:g}"))
     return unique(out)
+
+
+STEPS = 9  # step pairs at most this many split points (every one of inputs up to 10 long)
+
+
+def splits(length: int, most: int = STEPS) -> list[int]:
+    """The split points k (1 <= k < length) of the step pairs: every one when there are at
+    most ``most``, else ``most`` of them spread geometrically from both ends (the ends are
+    where the ratios of sparse vector's events differ most between neighboring splits)."""
+    if length - 1 <= most:
+        return list(range(1, length))
+    half = np.unique(np.round(np.geomspace(1, length / 2, (most + 1) // 2)).astype(int))
+    return sorted({int(k) for k in half} | {int(length - k) for k in half})
+
+
+def _steps(mech: Mechanism, length: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The step pairs x = 1^k 0^(n-k) against x' = x + Delta (0^k 1^(n-k) - x) at the
+    :func:`splits` (StatDP's "x shape" is the one at n/2): the first k answers move down,
+    the others up, so the event "the first k below the threshold, the next above" gains on
+    every answer (sparse vector). Only for relations where every entry may change; the
+    other orientation is the same unordered pair, tested by the events in both
+    orientations."""
+    if mech.neighbors.kind != "all_differ" or length < 2:
+        return []
+    out = []
+    for k in splits(length):
+        a = np.r_[np.ones(k), np.zeros(length - k)]
+        b = a + mech.neighbors.delta * (1.0 - 2.0 * a)
+        out.append((f"step at {k} (n={length})", a, b))
+    return out
 
 
 def _stretch(mech: Mechanism, a: np.ndarray, b: np.ndarray, level: float
@@ -197,7 +230,9 @@ def move(mech: Mechanism, x: np.ndarray, x2: np.ndarray, rng: np.random.Generato
          tries: int = 20) -> Pair | None:
     """A local move: shift one entry of both inputs (their difference kept), or change the
     difference at one entry (to -Delta, 0 or +Delta), or send one entry of both to a domain
-    extreme; None when no move stays in the relation and the domain."""
+    extreme, or shift the boundary between two runs of equal entries by one place (the
+    entry next to it takes its neighbor's pair of values: a step pair's split moves);
+    None when no move stays in the relation and the domain."""
     if mech.neighbors.kind in ("custom", "add_remove") or len(x) != len(x2):
         return random_pair(mech, len(x), rng)
     lo, hi = domain_range(mech)
@@ -205,8 +240,10 @@ def move(mech: Mechanism, x: np.ndarray, x2: np.ndarray, rng: np.random.Generato
     for _ in range(tries):
         a, b = x.copy(), x2.copy()
         j = int(rng.integers(len(a)))
-        kind = rng.integers(3)
-        if kind == 0:
+        kind = rng.integers(4)
+        if kind == 3:
+            a, b = _shift_boundary(a, b, rng)
+        elif kind == 0:
             step = rng.normal(0.0, (hi - lo) / 8)
             a[j] += step
             b[j] += step
@@ -226,3 +263,16 @@ def move(mech: Mechanism, x: np.ndarray, x2: np.ndarray, rng: np.random.Generato
         if ok is not None:
             return (*ok, "local search")
     return None
+
+
+def _shift_boundary(a: np.ndarray, b: np.ndarray, rng: np.random.Generator
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """``(a, b)`` with one boundary between runs of equal (a[j], b[j]) moved by one place
+    (unchanged when every entry is alike)."""
+    cut = np.flatnonzero((a[1:] != a[:-1]) | (b[1:] != b[:-1]))
+    if len(cut) == 0:
+        return a, b
+    j = int(rng.choice(cut))
+    src, dst = (j, j + 1) if rng.random() < 0.5 else (j + 1, j)
+    a[dst], b[dst] = a[src], b[src]
+    return a, b

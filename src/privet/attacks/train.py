@@ -103,16 +103,24 @@ def _xy(fmap: FeatureMap, r1, r0) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+NEWTON_FEATURES = 256  # up to this many features, logistic regression takes Newton steps
+
+
 def fit_linear(fmap: FeatureMap, r1, r0, c: float = 1.0) -> Linear | None:
-    """Logistic regression (L2, ``C = c``) on the features: its log-odds."""
+    """Logistic regression (L2, ``C = c``) on the features: its log-odds. Up to
+    ``NEWTON_FEATURES`` features the fit takes Newton steps with a Cholesky solve
+    (scikit-learn's ``newton-cholesky``: two or three steps reach the optimum that L-BFGS
+    approaches in some thirty, four times faster on 2^15 outputs of 54 features), beyond
+    them L-BFGS (a step costs the square of the features)."""
     if fmap.size == 0:
         return None
     from sklearn.linear_model import LogisticRegression
 
     x, y = _xy(fmap, r1, r0)
+    solver = "newton-cholesky" if fmap.size <= NEWTON_FEATURES else "lbfgs"
     with warnings.catch_warnings(), single_threaded():
         warnings.simplefilter("ignore")
-        model = LogisticRegression(C=c, max_iter=300).fit(x, y)
+        model = LogisticRegression(C=c, max_iter=300, solver=solver).fit(x, y)
     return Linear(fmap, tuple(model.coef_[0].tolist()), float(model.intercept_[0]))
 
 

@@ -37,6 +37,7 @@ samples and more candidates; only the fresh sample certifies, so it never biases
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -89,12 +90,14 @@ class Budget:
     (:func:`~privet.attacks.features.bit_views`: ``"auto"`` -- granularity, low bits and
     residue when the outputs are fractional doubles and the mechanism has no Replay;
     ``"all"``, ``"off"`` or feature names); ``seconds``: the wall time the whole search
-    and its certificate aim at (None: no limit) -- the successive halving and the
-    selection race stop doubling once their next round is projected to pass
-    :data:`HALVING_SHARE` and :data:`RACE_SHARE` of it (their first round always runs),
-    and the caller sizes the fresh sample from what is left
-    (:attr:`Candidate.extra`'s ``certify_pairs_per_second``, measured on the race's
-    chunks)."""
+    and its certificate aim at (None: no limit, the sizes above) -- every stage is sized
+    from the pace it measures (:class:`_Pace`) to end within its share of it: the
+    screening (``n_train``, shrunk after a timed probe, at least :data:`LEAST`) by
+    :data:`SCREEN_SHARE`, the successive halving by :data:`HALVING_SHARE`, the finalists'
+    fits (``n_fit``, shrunk) by :data:`FIT_SHARE`, the race's first round by
+    :data:`FIRST_SHARE` and its doubling by :data:`RACE_SHARE`; the caller sizes the
+    fresh sample from what is left (:attr:`Candidate.extra`'s
+    ``certify_pairs_per_second``, measured on the race's chunks)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -108,8 +111,13 @@ class Budget:
     seconds: float | None = None
 
 
-HALVING_SHARE = 0.3  # of Budget.seconds: the successive halving's rounds end by then
-RACE_SHARE = 0.6     # ... and the selection race's rounds; the rest is the fresh sample's
+SCREEN_SHARE = 0.2   # of Budget.seconds: the screening and the local search end by then
+HALVING_SHARE = 0.3  # ... the successive halving's rounds
+FIT_SHARE = 0.4      # ... the finalists' fits
+FIRST_SHARE = 0.5    # ... the selection race's first round
+RACE_SHARE = 0.65    # ... and its other rounds; the rest is the fresh sample's
+LATE_SHARE = 0.8     # ... and the rounds of a leader whose lead may be luck, at the latest
+LEAST = 1 << 11      # the least screening sample a time budget may shrink n_train to
 
 
 def _fits(t0: float, seconds: float | None, share: float, projected: float) -> bool:
@@ -118,6 +126,44 @@ def _fits(t0: float, seconds: float | None, share: float, projected: float) -> b
     if seconds is None:
         return True
     return time.perf_counter() - t0 + projected <= share * float(seconds)
+
+
+@dataclass
+class _Pace:
+    """The measured seconds per pair of one stage of the search (``prior`` until the stage
+    has measured its own), which sizes the stage's next samples so that the stage ends
+    within ``share`` of ``seconds`` counted from ``t0``: the first samples of a slow
+    mechanism are the timed probe that sizes the rest."""
+
+    t0: float
+    seconds: float | None
+    share: float
+    prior: float = 0.0
+    spent: float = 0.0
+    pairs: float = 0.0
+
+    def add(self, seconds: float, pairs: int) -> None:
+        self.spent += seconds
+        self.pairs += pairs
+
+    @property
+    def per_pair(self) -> float:
+        return self.spent / self.pairs if self.pairs else self.prior
+
+    def size(self, largest: int, least: int, count: int, others: float = 0.0) -> int:
+        """The largest of ``largest``, ``largest``/2, ... (at least ``least``) whose
+        ``count`` samples (and ``others`` more seconds per pair, other items sharing the
+        stage's time) are projected to end within the stage's share (``largest`` without a
+        budget or a measured rate). Projected linearly from the pace measured at
+        ``largest``, which overstates the time of a smaller sample (its fixed costs are
+        counted again), never understates it."""
+        if self.seconds is None or self.per_pair <= 0:
+            return largest
+        left = self.share * float(self.seconds) - (time.perf_counter() - self.t0)
+        n = largest
+        while n > least and (count * self.per_pair + others) * n > left:
+            n //= 2
+        return max(n, least)
 
 
 @dataclass
@@ -218,6 +264,7 @@ class _Screened:
     x: np.ndarray
     x2: np.ndarray
     label: str
+    n: int = 0
 
 
 def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Budget(),
@@ -279,10 +326,25 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     total = len(cands) + budget.iterations + budget.finalists
     t0 = time.perf_counter()
 
-    def screen(x, x2, label, ss, n=budget.n_train, stage="screen") -> _Screened:
+    pace = _Pace(t0, budget.seconds, SCREEN_SHARE)
+    least = min(budget.n_train, LEAST)
+    sized = 0       # the screening's sample, once the probe has timed it
+    warming = True  # the first screened pair warms up (a process pool, imports)
+
+    def screen(x, x2, label, ss, n=None, stage="screen", left=1) -> _Screened:
+        nonlocal sized, warming
         # fit and choose the event on one half, score that one event on the other half:
         # an honest estimate, so the pairs compete without the winner's curse of the
-        # thresholds
+        # thresholds; without a size: n_train for the first two pairs (the first warms up
+        # -- a process pool, imports --, the second is the timed probe), then the one size
+        # the probe's pace projects for the ``left`` pairs still to screen (one size for
+        # all: a smaller sample's larger spread would favor it in the halving)
+        if n is None:
+            if pace.pairs and not sized:
+                sized = pace.size(budget.n_train, least, left)
+            n = sized or budget.n_train
+        warm, warming = warming, False
+        tick = time.perf_counter()
         o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor)
         _widths(mech, o1, o2, x, x2)
         h = len(o1) // 2
@@ -301,6 +363,9 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
             item = _Screened(-math.inf, 0.0, x, x2, label)
         else:
             item = _Screened(got[0], spread(got[1], len(o1) - h), x, x2, label)
+        if not warm:
+            pace.add(time.perf_counter() - tick, n)
+        item.n = n
         trace.append({"stage": stage, "pattern": label, "d1": x.tolist(), "d2": x2.tolist(),
                       "value": item.value, "model": best[2] if best else "", "n": n,
                       "seconds": round(time.perf_counter() - t0, 3)})
@@ -311,31 +376,50 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     rate = certify_rate = 0.0
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
+            left = len(cands) + budget.iterations
             for (x, x2, label), ss in zip(cands, s_screen.spawn(len(cands))):
-                screened.append(screen(x, x2, label, ss))
+                screened.append(screen(x, x2, label, ss, left=left))
+                left -= 1
                 advance(1)
             if screened and budget.iterations:
                 top = max(screened, key=lambda r: r.value)
                 for ss in s_local.spawn(budget.iterations):
                     nxt = move(mech, top.x, top.x2, rng)
                     if nxt is not None:
-                        item = screen(nxt[0], nxt[1], "local search", ss, stage="local search")
+                        item = screen(nxt[0], nxt[1], "local search", ss, stage="local search",
+                                      left=left)
+                        left -= 1
                         screened.append(item)
                         if item.value > top.value:
                             top = item
                     advance(1)
             screened = _halve(screened, budget, start, s_screen,
                               lambda it, ss, n: screen(it.x, it.x2, it.label, ss, n, "rescreen"),
-                              t0)
+                              t0, pace.per_pair, sized or budget.n_train)
             chosen = _finalists(screened, budget.finalists, start)
+            # the fits are sized from their measured pace, the neural network's apart (a
+            # fit uses the whole sample, not half: the screening's pace twice over until
+            # one is measured; the network's four times)
+            cheap = _Pace(t0, budget.seconds, FIT_SHARE, prior=2 * pace.per_pair)
+            nets = _Pace(t0, budget.seconds, FIT_SHARE, prior=4 * pace.per_pair)
+            n_nets = min(budget.mlp_finalists, len(chosen)) if "mlp" in budget.models else 0
             for i, (item, ss) in enumerate(zip(chosen, s_final.spawn(len(chosen)))):
-                models = budget.models if i < budget.mlp_finalists else \
-                    tuple(m for m in budget.models if m != "mlp")
+                net = i < n_nets
+                models = budget.models if net else tuple(m for m in budget.models
+                                                         if m != "mlp")
+                rest = len(chosen) - max(i, n_nets)  # cheap fits still to come
+                fits = nets if net else cheap
+                size = fits.size(budget.n_fit, min(budget.n_fit, least),
+                                 n_nets - i if net else rest,
+                                 rest * cheap.per_pair if net else 0.0)
+                tick = time.perf_counter()
                 finals.append(_prepare(mech, item, budget, args, ss, paired, executor, start,
-                                       models, floats))
+                                       models, floats, size))
+                fits.add(time.perf_counter() - tick, size)
                 advance(1)
             rate, certify_rate = _race(mech, finals, budget, objective, args, paired,
-                                       executor, progress, t0)
+                                       executor, progress, t0, cheap.per_pair)
+            _rejudge(finals, objective, budget.seconds, t0, certify_rate)
         except KeyboardInterrupt:
             interrupted = True
         for fin in finals:
@@ -353,31 +437,45 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     return best, trace, interrupted
 
 
+def _rejudge(finals: list[_Finalist], objective: Objective, seconds: float | None,
+             t0: float, rate: float) -> None:
+    """With a time budget, judge the finalists again by the certificate of the fresh sample
+    the time left affords at ``rate`` pairs per second, when the objective can be resized
+    (``objective.resized(pairs)``: :func:`privet.search.blackbox.certificate_objective`):
+    the planned sample may be larger than the time allows, and a rare event projected to
+    certify on 2^27 pairs may certify nothing on the 2^22 the time gives."""
+    resized = getattr(objective, "resized", None)
+    if resized is None or seconds is None or rate <= 0:
+        return
+    sized = resized(rate * max(float(seconds) - (time.perf_counter() - t0), 0.0))
+    for fin in finals:
+        if fin.counts is not None:
+            _evaluate(fin, sized)
+
+
 def _optimistic(item: _Screened) -> float:
     return item.value + item.spread
 
 
 def _halve(screened: list[_Screened], budget: Budget, start: tuple | None,
-           seeds: np.random.SeedSequence, rescreen, t0: float | None = None
-           ) -> list[_Screened]:
+           seeds: np.random.SeedSequence, rescreen, t0: float | None = None,
+           per_pair: float = 0.0, n: int | None = None) -> list[_Screened]:
     """Successive halving of the screened pairs: while more than twice ``finalists`` are
     left and the samples stay within ``n_fit``, keep the better half by the optimistic
     estimate (value plus one spread: a rare event with a large ratio survives until its
     estimate is precise enough to judge) and screen it again on twice the samples -- while
-    the round is projected (from the screening so far: the time per screened pair grows
-    with its samples) to end within :data:`HALVING_SHARE` of ``budget.seconds``."""
+    the round is projected (at the screening's measured ``per_pair`` seconds per pair of
+    a sample) to end within :data:`HALVING_SHARE` of ``budget.seconds``. ``n``: the
+    screening's sample (default ``n_train``); each round doubles it."""
     pool = [it for it in screened if math.isfinite(it.value)]
-    n = budget.n_train
-    start_t = time.perf_counter()
-    t0 = start_t if t0 is None else t0
-    per_pair = (start_t - t0) / max(len(screened), 1)  # seconds per pair at n_train
+    n = budget.n_train if n is None else int(n)
+    t0 = time.perf_counter() if t0 is None else t0
     while len(pool) > 2 * budget.finalists and 2 * n <= budget.n_fit:
         pool.sort(key=lambda it: -_optimistic(it))
         keep = pool[: (len(pool) + 1) // 2]
         if start is not None:
             keep += [it for it in pool[len(keep):] if it.label == "start"]
-        if not _fits(t0, budget.seconds, HALVING_SHARE,
-                     len(keep) * per_pair * 2 * n / budget.n_train):
+        if not _fits(t0, budget.seconds, HALVING_SHARE, len(keep) * per_pair * 2 * n):
             break
         n *= 2
         pool = [rescreen(it, ss, n) for it, ss in zip(keep, seeds.spawn(len(keep)))]
@@ -416,15 +514,19 @@ class _Finalist:
     n: int = 0
     best: Candidate | None = None
     spread: float = math.inf
+    upper: float = -math.inf  # its best event's value without the shrink
+    first: int = 0  # the pairs its models were fitted on: the least first round
 
 
 def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
              ss: np.random.SeedSequence, paired: bool, executor: Any,
-             start: tuple | None, models: tuple, floats: Any = "off") -> _Finalist:
-    """Fit the final ``models`` of one finalist on a fresh sample (and on the float-exact
-    views ``floats`` gives it); their threshold grids."""
+             start: tuple | None, models: tuple, floats: Any = "off",
+             size: int | None = None) -> _Finalist:
+    """Fit the final ``models`` of one finalist on a fresh sample of ``size`` pairs (default
+    ``n_fit``; and on the float-exact views ``floats`` gives it); their threshold grids."""
     s_fit, s_sel = ss.spawn(2)
-    f1, f2 = draw_pair(mech, item.x, item.x2, budget.n_fit, args, s_fit, paired, executor)
+    size = budget.n_fit if size is None else int(size)
+    f1, f2 = draw_pair(mech, item.x, item.x2, size, args, s_fit, paired, executor)
     _widths(mech, f1, f2, item.x, item.x2)
     with single_threaded():
         views = bit_views(floats, f1, f2, item.x, item.x2)
@@ -434,7 +536,7 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
-    return _Finalist(item, fitted, grids, s_sel)
+    return _Finalist(item, fitted, grids, s_sel, first=size)
 
 
 def _evaluate(fin: _Finalist, objective: Objective) -> None:
@@ -448,6 +550,12 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
             grid, counts = oriented(arr, g, orient)
             items.append((grid, every, *counts))
             meta.append((model, sc, orient))
+    # the finalist's upper value: its best event without the shrink (a rare event with a
+    # large ratio, which the shrink puts below a frequent one on a small sample, keeps
+    # the finalist in the race until its samples can judge it)
+    fin.upper = max((ch.value for ch in best_of_many(
+        items, fin.n, functools.partial(objective, shrink=0.0)) if ch is not None),
+        default=-math.inf)
     for (model, sc, orient), ch in zip(meta, best_of_many(items, fin.n, objective)):
         if ch is None or (fin.best is not None and ch.value <= fin.best.value):
             continue
@@ -460,6 +568,8 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
 RACE_Z = 2.0        # a finalist stays while its value plus RACE_Z spreads reaches the best
 RACE_SPREAD = 2e-3   # ... and stops drawing once its spread is this small, or RACE_REL of
 RACE_REL = 0.05      # the leader's value (finer choices than that change little)
+CURSE = 0.1          # out of time, the leader goes on while its spread is above this share
+                     # of its value (its lead may be luck)
 
 
 def spread(counts: tuple, n: int) -> float:
@@ -470,40 +580,52 @@ def spread(counts: tuple, n: int) -> float:
 
 
 def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
-          args, paired: bool, executor: Any, progress: bool, t0: float | None = None
-          ) -> tuple[float, float]:
-    """Successive doubling of the selection samples: every finalist starts with ``n_fit``
-    pairs; each round doubles the samples of the finalists still in the race -- those whose
-    value plus ``RACE_Z`` spreads (the log-ratio's standard error) reaches the leader's and
-    whose spread is not yet below ``RACE_SPREAD`` or ``RACE_REL`` of the leader's value --
-    up to ``n_select``. Counts add up over
-    rounds (each round draws fresh chunks), so the racing costs little more than the
-    largest sample it needs. With ``budget.seconds``, a round is drawn only while it is
-    projected (at the pairs per second of the rounds so far) to end within
-    :data:`RACE_SHARE` of it; after that only the leader doubles, while its spread is not
-    fine (the leader always does, up to ``n_select``, even after it left the race).
+          args, paired: bool, executor: Any, progress: bool, t0: float | None = None,
+          prior: float = 0.0) -> tuple[float, float]:
+    """Successive doubling of the selection samples: every finalist starts with a first
+    round of ``n_fit`` pairs -- with ``budget.seconds``, of the largest power-of-two share of
+    it (at least the finalist's fit sample) that the first round's pace projects to end
+    within :data:`FIRST_SHARE` (``prior`` seconds per pair, the fits', until the race has
+    measured its own); after each round
+    the leader is the finalist of the best value, and a challenger -- any other finalist,
+    also one left behind in an earlier round -- whose value plus ``RACE_Z`` spreads (the
+    log-ratio's standard error) reaches the leader's doubles its own sample while its spread
+    is not yet below ``RACE_SPREAD`` or ``RACE_REL`` of the leader's value, or while it has
+    fewer samples than the leader (the objective shrinks a value by its own spread, so a
+    challenger judged on fewer samples than the leader would lose for want of samples, not
+    of power); the leader doubles while its spread is not fine; all up to ``n_select``.
+    Counts add up over rounds (each round draws fresh chunks), so the racing costs little
+    more than the largest sample it needs. With ``budget.seconds``, a round is drawn whole
+    only while it is projected (at the pairs per second of the rounds so far) to end within
+    :data:`RACE_SHARE` of it; after that only the leader (while its spread is above
+    :data:`CURSE` of its value: a rare event whose lucky counts lead on a small sample must
+    not win for want of time, the winner's curse the race exists to undo) and the strongest
+    challenger behind it in samples go on, while their round is projected to end within
+    :data:`LATE_SHARE`.
     Returns the pairs per second of the race's streamed chunks (0 when nothing was
     drawn), and of a certifying sample: the same, scaled by the chunks' seconds to draw
     and score every model over their seconds to draw and score the slowest model alone (a
     certificate scores one event; its rate comes out too low, never too high, by the
     thresholds' counting and the race's bookkeeping, both left in)."""
-    size = budget.n_fit
+    t0 = time.perf_counter() if t0 is None else t0
+    pace = _Pace(t0, budget.seconds, FIRST_SHARE, prior=prior)
+    top = min(budget.n_fit, budget.n_select)
+    goal: dict[int, int] = {}
     live = list(finals)
     drawn, spent = 0, 0.0
     seconds = np.zeros(3)  # drawing, scoring, slowest score (sampling.TIMES)
-    t0 = time.perf_counter() if t0 is None else t0
     while True:
-        for fin in live:
+        for i, fin in enumerate(live):
             tick = time.perf_counter()
-            scores = [sc for _, sc in fin.fitted]
-            grids = [g for g, _ in fin.grids]
-            add = min(size, budget.n_select) - fin.n
+            if fin.n == 0:  # its first round, sized by the first round's pace
+                goal[id(fin)] = pace.size(top, min(fin.first or top, top), len(live) - i)
+            add = goal[id(fin)] - fin.n
             if add <= 0:
                 continue
             counts, n, stopped, took = select_counts(
-                mech, fin.item.x, fin.item.x2, scores, grids, add, args=args,
-                seed=fin.seeds.spawn(1)[0], executor=executor, progress=progress,
-                paired=paired)
+                mech, fin.item.x, fin.item.x2, [sc for _, sc in fin.fitted],
+                [g for g, _ in fin.grids], add, args=args, seed=fin.seeds.spawn(1)[0],
+                executor=executor, progress=progress, paired=paired)
             seconds += took
             if counts is not None:
                 fin.counts = counts if fin.counts is None else \
@@ -512,29 +634,47 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
                 drawn += n
                 _evaluate(fin, objective)
             spent += time.perf_counter() - tick
+            pace.add(time.perf_counter() - tick, add)
             if stopped:
                 raise KeyboardInterrupt
-        ranked = sorted((f for f in finals if f.best is not None), key=lambda f: -f.best.value)
-        lead = ranked[0].best.value if ranked else -math.inf
-        fine = max(RACE_SPREAD, RACE_REL * abs(lead) if math.isfinite(lead) else 0.0)
-        contenders = [f for f in live if f.best is not None and f.spread > fine
-                      and f.best.value + RACE_Z * f.spread >= lead
-                      and f.n < budget.n_select]
         rate = drawn / spent if spent > 0 else 0.0
-        size *= 2
-        more = sum(min(size, budget.n_select) - f.n for f in contenders)
-        if not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
-            contenders = []  # out of time: only the leader may go on (below)
-        if ranked and ranked[0].spread > fine and ranked[0].n < budget.n_select and \
-                ranked[0] not in contenders:
-            # the leader keeps drawing while its estimate is too coarse to trust -- a rare
-            # event whose lucky counts lead on a small sample must not win for want of
-            # time (the winner's curse the race exists to undo)
-            contenders.append(ranked[0])
-        live = contenders
+        live = _next_round(finals, budget, t0, rate)
+        for fin in live:
+            goal[id(fin)] = min(2 * fin.n, budget.n_select)
         if not live:
             one = seconds[0] + seconds[2]
             return rate, (rate * (seconds[0] + seconds[1]) / one if one > 0 else rate)
+
+
+def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
+                ) -> list[_Finalist]:
+    """The finalists that double their samples in the race's next round (:func:`_race`)."""
+    ranked = sorted((f for f in finals if f.best is not None), key=lambda f: -f.best.value)
+    if not ranked:
+        return []
+    leader, lead = ranked[0], ranked[0].best.value
+    fine = max(RACE_SPREAD, RACE_REL * abs(lead) if math.isfinite(lead) else 0.0)
+    challengers = [f for f in ranked[1:] if f.n < budget.n_select
+                   and _upper(f) >= lead and (f.spread > fine or f.n < leader.n)]
+    go = [leader] if leader.spread > fine and leader.n < budget.n_select else []
+    more = sum(min(2 * f.n, budget.n_select) - f.n for f in go + challengers)
+    if not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
+        # out of time: only a leader whose estimate is still too coarse to trust goes on
+        # (a rare event whose lucky counts lead on a small sample must not win for want
+        # of time), with its strongest challenger behind it in samples
+        go = go if leader.spread > CURSE * abs(lead) else []
+        behind = [f for f in challengers if f.n < leader.n]
+        challengers = sorted(behind, key=lambda f: -_upper(f))[: len(go)]
+        more = sum(min(2 * f.n, budget.n_select) - f.n for f in go + challengers)
+        if not _fits(t0, budget.seconds, LATE_SHARE, more / rate if rate else 0.0):
+            return []  # and not past LATE_SHARE: the fresh sample needs its time
+    return go + challengers
+
+
+def _upper(fin: _Finalist) -> float:
+    """A finalist's optimistic value: its value plus ``RACE_Z`` spreads, or its best event's
+    value without the shrink, whichever is larger."""
+    return max(fin.best.value + RACE_Z * fin.spread, fin.upper)
 
 
 @dataclass(frozen=True, eq=False)

@@ -93,14 +93,15 @@ def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = 
     black boxes) whose projected bound is within ``CLOSE`` (half a percent) of what an
     unlimited sample would project -- decided before the fresh sample is drawn. An event
     never seen under x' (whose bound keeps growing) gets the largest. ``afford``: the pairs
-    the time left allows; the size is then at most the largest power of two within it (and
-    at least the least size)."""
+    the time left allows; the size is then at most ``afford`` rounded down to a multiple of
+    a quarter of the least size (and at least the least size)."""
     if n_confirm is not None:
         return int(n_confirm)
     sizes = _sizes(mech)
     lo, hi = sizes["n_confirm_min"], sizes["n_confirm"]
     if afford is not None and afford < hi:
-        hi = max(lo, 1 << max(int(math.floor(math.log2(max(afford, 1.0)))), 0))
+        step = lo // 4
+        hi = max(lo, int(afford // step) * step)
     if counts is None:
         return hi
     limit = float(projected(*counts, n, float(2**40), confidence, method, shrink=SHRINK,
@@ -154,6 +155,9 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
     s_search, s_cert = root.spawn(2)
     where = "inprocess" if executor is None else executor
     objective = certificate_objective(plan, confidence, paired=False)
+    # the witness search judges its finalists at the fresh sample the time left affords
+    objective.resized = lambda pairs: certificate_objective(
+        confirm_size(mech, n_confirm, afford=pairs), confidence, paired=False)
     cand, trace, interrupted = search_witness(
         mech, objective, budget=budget, args=args, seed=s_search, executor=where,
         progress=progress, start=starting, length=opts.get("length"))
@@ -167,9 +171,18 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                      claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
                      details={**common, "interrupted": interrupted, "verdict": verdict})
     method, share = plan_method(cand.counts, cand.n, plan, confidence)
-    afford = affordable(budget.seconds, t0, cand.extra.get("certify_pairs_per_second", 0.0))
+    rate = cand.extra.get("certify_pairs_per_second", 0.0)
+    afford = affordable(budget.seconds, t0, rate)
     size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share,
                         afford)
+    if afford is not None and n_confirm is None and size < confirm_size(
+            mech, None, cand.counts, cand.n, confidence, method, share):
+        # the time bounds the fresh sample: size it from a timed probe of the certificate
+        # itself (the race's rate is measured on small samples, and comes out low)
+        rate = probe_rate(mech, cand, args, root.spawn(1)[0], executor) or rate
+        afford = affordable(budget.seconds, t0, rate)
+        size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share,
+                            afford)
     cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
                    method=method, args=args, seed=s_cert, executor=executor, progress=progress,
                    share=share)
@@ -200,6 +213,19 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                           "certify_pairs_per_second":
                               cand.extra.get("certify_pairs_per_second"),
                           "verdict": verdict, "projected": cand.value, "model": cand.model})
+
+
+def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,
+               executor: Any) -> float:
+    """Pairs per second of the certificate of ``cand``, timed on a throwaway sample of a
+    quarter of the least automatic fresh sample (its counts are dropped: only the fresh
+    sample drawn after it certifies)."""
+    n = _sizes(mech)["n_confirm_min"] // 4
+    tick = time.perf_counter()
+    got = certify(mech, cand.x, cand.x2, cand.event, n, method="union", args=args, seed=seed,
+                  executor=executor)
+    took = time.perf_counter() - tick
+    return got.n / took if took > 0 and not got.interrupted else 0.0
 
 
 def affordable(seconds: float | None, t0: float, rate: float) -> float | None:
