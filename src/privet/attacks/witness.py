@@ -68,7 +68,7 @@ from .threshold import (
 )
 from .train import fit, models_for
 
-__all__ = ["Budget", "Candidate", "search_witness"]
+__all__ = ["Budget", "Candidate", "affordable", "search_witness"]
 
 # objective(n11, n10, n01, n, shrink=...): the selection counts of events -> their scores;
 # ``shrink`` moves the counts towards no violation (0 for a held-out sample's counts)
@@ -126,6 +126,15 @@ def _fits(t0: float, seconds: float | None, share: float, projected: float) -> b
     if seconds is None:
         return True
     return time.perf_counter() - t0 + projected <= share * float(seconds)
+
+
+def affordable(seconds: float | None, t0: float, rate: float) -> float | None:
+    """The pairs the time left of ``seconds`` (counted from ``t0``) allows at ``rate``
+    pairs per second (a certifying sample's, estimated on the selection race's chunks:
+    :func:`_race`); None without a budget or a measured rate."""
+    if seconds is None or rate <= 0:
+        return None
+    return rate * max(float(seconds) - (time.perf_counter() - t0), 0.0)
 
 
 @dataclass
@@ -445,9 +454,10 @@ def _rejudge(finals: list[_Finalist], objective: Objective, seconds: float | Non
     the planned sample may be larger than the time allows, and a rare event projected to
     certify on 2^27 pairs may certify nothing on the 2^22 the time gives."""
     resized = getattr(objective, "resized", None)
-    if resized is None or seconds is None or rate <= 0:
+    pairs = affordable(seconds, t0, rate)
+    if resized is None or pairs is None:
         return
-    sized = resized(rate * max(float(seconds) - (time.perf_counter() - t0), 0.0))
+    sized = resized(pairs)
     for fin in finals:
         if fin.counts is not None:
             _evaluate(fin, sized)
@@ -657,16 +667,19 @@ def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
     challengers = [f for f in ranked[1:] if f.n < budget.n_select
                    and _upper(f) >= lead and (f.spread > fine or f.n < leader.n)]
     go = [leader] if leader.spread > fine and leader.n < budget.n_select else []
-    more = sum(min(2 * f.n, budget.n_select) - f.n for f in go + challengers)
-    if not _fits(t0, budget.seconds, RACE_SHARE, more / rate if rate else 0.0):
+
+    def seconds_of(round_: list[_Finalist]) -> float:  # doubling their samples, at ``rate``
+        more = sum(min(2 * f.n, budget.n_select) - f.n for f in round_)
+        return more / rate if rate else 0.0
+
+    if not _fits(t0, budget.seconds, RACE_SHARE, seconds_of(go + challengers)):
         # out of time: only a leader whose estimate is still too coarse to trust goes on
         # (a rare event whose lucky counts lead on a small sample must not win for want
         # of time), with its strongest challenger behind it in samples
         go = go if leader.spread > CURSE * abs(lead) else []
         behind = [f for f in challengers if f.n < leader.n]
         challengers = sorted(behind, key=lambda f: -_upper(f))[: len(go)]
-        more = sum(min(2 * f.n, budget.n_select) - f.n for f in go + challengers)
-        if not _fits(t0, budget.seconds, LATE_SHARE, more / rate if rate else 0.0):
+        if not _fits(t0, budget.seconds, LATE_SHARE, seconds_of(go + challengers)):
             return []  # and not past LATE_SHARE: the fresh sample needs its time
     return go + challengers
 

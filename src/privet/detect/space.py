@@ -347,7 +347,7 @@ class HammingRange(Event):
 
     def contains(self, outputs):
         rows = rows_of(outputs).astype(float)
-        d = np.count_nonzero(rows != np.asarray(self.reference, dtype=float), axis=1)
+        d = _row_count(rows != np.asarray(self.reference, dtype=float))
         return (d >= self.low) & (d <= self.high)
 
     def describe(self):
@@ -364,7 +364,7 @@ class CountRange(Event):
     high: int
 
     def contains(self, outputs):
-        c = np.count_nonzero(rows_of(outputs) == self.value, axis=1)
+        c = _row_count(rows_of(outputs) == self.value)
         return (c >= self.low) & (c <= self.high)
 
     def describe(self):

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..attacks import Budget, certify, search_witness
+from ..attacks.witness import affordable
 from ..core.errors import UnsupportedError, advice
 from ..core.mechanism import Mechanism
 from ..core.results import Bound
@@ -226,15 +227,6 @@ def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,
                   executor=executor)
     took = time.perf_counter() - tick
     return got.n / took if took > 0 and not got.interrupted else 0.0
-
-
-def affordable(seconds: float | None, t0: float, rate: float) -> float | None:
-    """The fresh pairs the time left of ``seconds`` (counted from ``t0``) allows at ``rate``
-    pairs per second (a certifying sample's, estimated on the selection race's chunks:
-    :func:`privet.attacks.witness._race`); None without a budget or a measured rate."""
-    if seconds is None or rate <= 0:
-        return None
-    return rate * max(float(seconds) - (time.perf_counter() - t0), 0.0)
 
 
 def certificate_pvalue(cert, claimed: float | None) -> float | None:
