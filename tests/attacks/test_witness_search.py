@@ -90,3 +90,26 @@ def test_the_pace_sizes_samples_from_the_measured_rate():
     assert pace.size(1 << 20, 1 << 10, 5, others=5e-6) == 1 << 16
     assert _Pace(time.perf_counter(), None, 1.0, prior=1.0).size(1 << 20, 1, 10) == 1 << 20
     assert math.isclose(pace.per_pair, 1e-6)
+
+
+def test_a_clear_leader_ends_the_race_when_time_is_budgeted():
+    """Leader 0.10 with spread 0.008 (above the fine spread, 5% of 0.10, so it would double;
+    within a tenth of its value, so its lead is not a lucky few counts) against finalists
+    whose upper values (0.06 + 2 x 0.005, 0.07 + 2 x 0.004) are below its lower value
+    0.10 - 2 x 0.008 = 0.084: with a time budget the race ends (its time goes to the fresh
+    sample); without one the leader doubles as before; a finalist whose upper value 0.08 +
+    2 x 0.005 = 0.09 reaches the leader's lower value keeps the leader racing; and a coarse
+    leader (spread 0.02, a fifth of its value) goes on even when clear (its lower value
+    0.10 - 2 x 0.02 = 0.06 above 0.03 + 2 x 0.005)."""
+    timed = Budget(n_fit=1 << 18, n_select=1 << 22, seconds=1000.0)
+    untimed = Budget(n_fit=1 << 18, n_select=1 << 22)
+    now = time.perf_counter()
+    leader = _finalist(0.10, 0.008, 1 << 20)
+    others = [_finalist(0.06, 0.005, 1 << 20), _finalist(0.07, 0.004, 1 << 20)]
+    assert _next_round([leader, *others], timed, now, 1e9) == []
+    assert [id(f) for f in _next_round([leader, *others], untimed, now, 1e9)] == [id(leader)]
+    near = _finalist(0.08, 0.005, 1 << 20)
+    assert [id(f) for f in _next_round([leader, near], timed, now, 1e9)] == [id(leader)]
+    coarse = _finalist(0.10, 0.02, 1 << 20)
+    far = _finalist(0.03, 0.005, 1 << 20)
+    assert [id(f) for f in _next_round([coarse, far], timed, now, 1e9)] == [id(coarse)]

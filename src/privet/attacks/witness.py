@@ -382,7 +382,7 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
 
     best: Candidate | None = None
     finals: list[_Finalist] = []
-    rate = certify_rate = 0.0
+    rate = certify_rate = fitted = 0.0
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
             left = len(cands) + budget.iterations
@@ -426,6 +426,7 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                                        models, floats, size))
                 fits.add(time.perf_counter() - tick, size)
                 advance(1)
+            fitted = time.perf_counter() - t0
             rate, certify_rate = _race(mech, finals, budget, objective, args, paired,
                                        executor, progress, t0, cheap.per_pair)
             _rejudge(finals, objective, budget.seconds, t0, certify_rate)
@@ -443,6 +444,9 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     if best is not None:
         best.extra["pairs_per_second"] = rate
         best.extra["certify_pairs_per_second"] = certify_rate
+        # seconds from the start at which the fits and the race ended
+        best.extra["stages"] = {"fits": round(fitted, 3),
+                                "race": round(time.perf_counter() - t0, 3)}
     return best, trace, interrupted
 
 
@@ -603,7 +607,11 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     is not yet below ``RACE_SPREAD`` or ``RACE_REL`` of the leader's value, or while it has
     fewer samples than the leader (the objective shrinks a value by its own spread, so a
     challenger judged on fewer samples than the leader would lose for want of samples, not
-    of power); the leader doubles while its spread is not fine; all up to ``n_select``.
+    of power); the leader doubles while its spread is not fine -- except, with
+    ``budget.seconds``, a clear leader (:func:`_clear`: its value less ``RACE_Z`` spreads
+    beats every other finalist's upper value) whose spread is within :data:`CURSE` of its
+    value: the race then ends and its time goes to the fresh sample, which alone
+    certifies; all up to ``n_select``.
     Counts add up over rounds (each round draws fresh chunks), so the racing costs little
     more than the largest sample it needs. With ``budget.seconds``, a round is drawn whole
     only while it is projected (at the pairs per second of the rounds so far) to end within
@@ -648,12 +656,20 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
             if stopped:
                 raise KeyboardInterrupt
         rate = drawn / spent if spent > 0 else 0.0
+        certify_rate = _certify_rate(rate, seconds)
         live = _next_round(finals, budget, t0, rate)
         for fin in live:
             goal[id(fin)] = min(2 * fin.n, budget.n_select)
         if not live:
-            one = seconds[0] + seconds[2]
-            return rate, (rate * (seconds[0] + seconds[1]) / one if one > 0 else rate)
+            return rate, certify_rate
+
+
+def _certify_rate(rate: float, seconds: np.ndarray) -> float:
+    """A certifying sample's pairs per second from the race's ``rate`` and its chunks'
+    seconds (:data:`TIMES`): scaled by the seconds to draw and score every model over the
+    seconds to draw and score the slowest model alone."""
+    one = seconds[0] + seconds[2]
+    return rate * (seconds[0] + seconds[1]) / one if one > 0 else rate
 
 
 def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
@@ -667,6 +683,9 @@ def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
     challengers = [f for f in ranked[1:] if f.n < budget.n_select
                    and _upper(f) >= lead and (f.spread > fine or f.n < leader.n)]
     go = [leader] if leader.spread > fine and leader.n < budget.n_select else []
+    if go and budget.seconds is not None and _clear(leader, ranked[1:]) \
+            and leader.spread <= CURSE * abs(lead):
+        return []  # a clear leader: the race's time goes to the fresh sample
 
     def seconds_of(round_: list[_Finalist]) -> float:  # doubling their samples, at ``rate``
         more = sum(min(2 * f.n, budget.n_select) - f.n for f in round_)
@@ -682,6 +701,14 @@ def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
         if not _fits(t0, budget.seconds, LATE_SHARE, seconds_of(go + challengers)):
             return []  # and not past LATE_SHARE: the fresh sample needs its time
     return go + challengers
+
+
+def _clear(leader: _Finalist, others: list[_Finalist]) -> bool:
+    """Whether the leader's lower value (its value less ``RACE_Z`` spreads) is above every
+    other finalist's upper value (:func:`_upper`): more selection samples would not change
+    the winner, only refine its threshold."""
+    lower = leader.best.value - RACE_Z * leader.spread
+    return all(_upper(f) < lower for f in others)
 
 
 def _upper(fin: _Finalist) -> float:

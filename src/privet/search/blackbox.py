@@ -187,6 +187,7 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
     cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
                    method=method, args=args, seed=s_cert, executor=executor, progress=progress,
                    share=share)
+    certified = time.perf_counter() - t0
     value = max(cert.value, 0.0)
     k1, k2 = cert.counts
     conf = {"value": cert.value, "exact": False, "method": cert.describe(),
@@ -213,7 +214,9 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                           "pairs_per_second": cand.extra.get("pairs_per_second"),
                           "certify_pairs_per_second":
                               cand.extra.get("certify_pairs_per_second"),
-                          "verdict": verdict, "projected": cand.value, "model": cand.model})
+                          "verdict": verdict, "projected": cand.value, "model": cand.model,
+                          "stages": {**cand.extra.get("stages", {}),
+                                     "certificate": round(certified, 3)}})
 
 
 def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,
