@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the black-box searches (e.g. detect's verdicts only)")
     ap.add_argument("--json", default=None, metavar="FILE", help="also save every run")
     ap.add_argument("--seconds", type=float, default=None,
-                    help="time budget of each black-box search (default: privet's, 45 s; "
+                    help="time budget of each black-box search (default: privet's, 55 s; "
                          "0: no limit, the full sizes)")
     ap.add_argument("--budget", action="store_true",
                     help="also show that more search budget does not lower the bound")

@@ -137,7 +137,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "attack's screening sample; white boxes: the estimate's cap)")
     p.add_argument("--seconds", type=flags.seconds, default=argparse.SUPPRESS, metavar="S",
                    help="black boxes: the wall time the search and its certificate aim at "
-                        "(default 45; 0: no limit, the full sample sizes, so that --seed "
+                        "(default 55; 0: no limit, the full sample sizes, so that --seed "
                         "replays the same figures on any machine)")
     flags.add_target_options(p)
     flags.add_float_features_option(p)

@@ -45,7 +45,7 @@ SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 
 # is what a bound within 0.998 of a true epsilon near 0.25 needs (DP-Sniper's noisy max
 # releasing the value: 0.2488 of 0.25 takes 2^27 pairs of its best event)
 CLOSE = 0.005
-SECONDS = 45.0  # default wall-time target of a black-box search (Budget.seconds)
+SECONDS = 55.0  # default wall-time target of a black-box search (Budget.seconds)
 INDEPENDENT = ("union", "conditional")
 # selection counts are moved this many standard errors towards no violation before they are
 # projected: the best of ~1000 thresholds of several scores is otherwise an event seen a few
