@@ -575,7 +575,7 @@ class Reducer:
                 f"mechanism {self.name!r} returns outputs that change type between runs: "
                 f"{out.dtype} after {'integers' if schema.dtype_kind == 'int' else 'reals'}."
             )
-        rows = rows_of(out).astype(float)
+        rows = rows_of(out).astype(float, copy=False)  # read only: no copy of float rows
         vals = self.plan.cat_values
         base = len(vals) + 1
         if vals and not any(f.kind == "num" for f in self.plan.features) and \
