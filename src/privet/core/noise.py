@@ -416,6 +416,12 @@ def _short(v: Any) -> str:
 
 
 def _positive(name: str, value: Any) -> None:
+    if type(value) in (float, int):  # the common case, without NumPy's per-call cost
+        if value > 0 and math.isfinite(value):
+            return
+        raise NoiseError(
+            f"noise parameter {name} must be positive and finite, got {_short(value)}."
+        )
     arr = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise NoiseError(

@@ -108,11 +108,13 @@ def infer_schema(mech: Any, pilots: list[tuple[str, np.ndarray]]) -> Schema:
         if rows.dtype.kind in "iub":
             finite = rows.ravel()
         else:
-            rows = rows.astype(float)
-            finite = rows[np.isfinite(rows)]
+            rows = rows.astype(float, copy=False)
             has_false = has_false or bool(np.any(rows == FALSE))
             has_aborted = has_aborted or bool(np.any(rows == ABORTED))
-            integer = integer and bool(np.all(finite == np.round(finite)))
+            if not integer:  # decided by an earlier pilot: only the sentinels are left
+                continue
+            finite = rows[np.isfinite(rows)]
+            integer = bool(np.array_equal(finite, np.round(finite)))
         if integer and finite.size:
             parts.append(_distinct(finite))
     # only integers can be categories
