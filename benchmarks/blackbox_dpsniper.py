@@ -47,6 +47,8 @@ import time
 
 from scipy import stats
 
+from privet.core.text import fmt_p
+
 CONFIDENCE = 0.9
 DETECT_LEVEL = 0.01
 
@@ -80,6 +82,11 @@ def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None,
     out.update(name=name, seed=seed, kind=kind, wall=time.perf_counter() - t0,
                cpu=cpu_seconds() - c0)
     return out
+
+
+def short_p(p: float) -> str:
+    """A p-value in a narrow column: ``3.2e-08``, ``0.26``, ``<1e-300`` when it underflowed."""
+    return fmt_p(p).removeprefix("p = ").replace("p < ", "<")
 
 
 def cpu_seconds() -> float:
@@ -140,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             for seed in some[kind]:
                 r = run_one(name, seed, kind, a.quick, a.executor, a.seconds)
                 runs.append(r)
-                shown = fmt(r.get("value")) if kind != "detect" else f"p = {r['p']:.3g}"
+                shown = fmt(r.get("value")) if kind != "detect" else fmt_p(r["p"])
                 print(f"  {name:32s} {kind:6s} seed {seed}: {shown:>8s}  "
                       f"({r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU)  {r.get('event') or ''}",
                       flush=True)
@@ -213,7 +220,7 @@ def report(names: list[str], runs: list[dict], seeds: list[int], a) -> None:
         print(f"{name[9:]:26s} {true_s:>8s} {lr:>7.4f}/{nn:<8.4f} {low:>9s} "
               f"{fmt(med):>8s} {goal + ((' ✓' if ok else ' ✗') if black else ''):>14s} "
               f"{fmt(statistics.median(white)) if white else '—':>9s} "
-              f"{(f'{det[0]:.2g}' + ('!' if flagged else '')) if det else '—':>9s} "
+              f"{(short_p(det[0]) + ('!' if flagged else '')) if det else '—':>9s} "
               f"{wall:8.1f} {cpu:8.1f}")
     print()
     print(f"targets met (black-box median): {met} of {total}")

@@ -1,6 +1,7 @@
 """row_codes: the fast path for columns with few values gives np.unique's ranks exactly."""
 
 import numpy as np
+import pytest
 
 from privet.core.noise import PROBE_ROWS, row_codes
 
@@ -46,3 +47,15 @@ def test_value_codes_are_equal_exactly_when_rows_are_and_do_not_depend_on_the_ba
         for j in range(0, len(both), 41):
             assert (codes[i] == codes[j]) == (keys[i] == keys[j])
     assert codes.max() < 4 ** 4 and value_codes(np.full((1, 4), 7.0), values)[0] == 0
+
+
+@pytest.mark.parametrize("width", [4, 25, 30])  # 4^25 < 2^52 <= 4^26: both ways of adding
+def test_value_codes_are_the_rows_digits(width):
+    from privet.core.noise import value_codes
+
+    rng = np.random.default_rng(width)
+    values = [-1.0, 0.0, 1.0]
+    rows = rng.choice([-1.0, 0.0, 1.0, np.nan], size=(200, width))
+    digits = np.select([rows == v for v in values], [1, 2, 3], 0).astype(object)
+    want = [int(sum(int(d) * 4 ** (width - 1 - j) for j, d in enumerate(r))) for r in digits]
+    assert value_codes(rows, values).tolist() == want

@@ -16,10 +16,13 @@ from privet.stats.multiplicity import holm
 from privet.stats.sequential import (
     ACCEPT,
     CONTINUE,
+    FUTILITY,
     REJECT,
     Design,
+    clearly_below,
     decide,
     first_rejections,
+    log_fnch_cdf,
     schedule,
     sequential_step,
 )
@@ -88,6 +91,44 @@ def test_a_clear_violation_stops_at_the_first_look_with_its_tiny_p_value():
     assert edge.decision == CONTINUE
     with pytest.raises(ValueError, match="delta"):
         sequential_step(1, 1, 10, 10, 0.5, design=design, look=0, delta=0.1)
+
+
+def test_the_odds_ratio_tail_is_fishers_noncentral_hypergeometric():
+    from scipy import stats
+
+    for n1, n2, t, w in [(2_000, 2_000, 12, 1.5), (8_000, 8_000, 54, 1.5), (50, 60, 40, 0.3),
+                         (1_000, 1_000, 1_500, 1.5), (100, 50, 120, 2.0), (10, 10_000, 3, 1.0)]:
+        for x in range(max(0, t - n2), min(n1, t) + 1, max(1, t // 7)):
+            ref = stats.nchypergeom_fisher.logcdf(x, n1 + n2, n1, t, math.exp(w))
+            ours = log_fnch_cdf(x, n1, n2, t, w)
+            if ref < -700:  # SciPy's tail underflows there; ours is kept in logs
+                assert ours < -650
+                continue
+            # an upper bound, exact to rounding
+            assert ours >= ref - 1e-9 * max(1.0, abs(ref))
+            assert ours == pytest.approx(ref, rel=1e-8, abs=1e-10)
+
+
+def test_a_rare_clear_event_is_clear_early_and_a_violation_rarely_is():
+    # counts of a rare event (p ~ 0.3%): the ratio is 1.45 against the null's e^1.5 = 4.5,
+    # clear to the odds-ratio test though the two separate Clopper-Pearson intervals
+    # (FUTILITY / 2 each) still overlap the boundary
+    from scipy import special
+
+    c1, c2, n, eps = 32, 22, 8_000, 1.5
+    a = FUTILITY / 2
+    up = special.betainccinv(c1 + 1, n - c1, a)
+    lo = special.betaincinv(c2, n - c2 + 1, a)
+    assert up > math.exp(eps) * lo and clearly_below(c1, c2, n, n, eps)
+    # at the boundary p1 = e^eps p2 each of the two tests calls the event clear with
+    # probability at most FUTILITY, so the rate is at most 2 FUTILITY: over 4,000 draws the
+    # count has mean at most 8 and standard deviation at most 2.9; 8 + 4 sd = 19.3
+    rng = np.random.default_rng(12)
+    p2, eps, n, reps = 0.003, 0.5, 4_000, 4_000
+    k1 = rng.binomial(n, math.exp(eps) * p2, reps)
+    k2 = rng.binomial(n, p2, reps)
+    clear = sum(clearly_below(int(x), int(y), n, n, eps) for x, y in zip(k1, k2))
+    assert clear <= 19
 
 
 def test_holm_by_hand():

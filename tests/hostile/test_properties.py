@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -35,8 +36,19 @@ json_values = st.recursive(
     max_leaves=12)
 
 
+_MADE: list[Path] = []  # each example's folder, removed when the module's tests end
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _remove_example_folders():
+    yield
+    while _MADE:
+        shutil.rmtree(_MADE.pop(), ignore_errors=True)
+
+
 def run(argv: list[str], files: dict[str, bytes | str]) -> tuple[int, str, str, Path]:
     tmp = Path(tempfile.mkdtemp(prefix="privet-prop-"))
+    _MADE.append(tmp)
     for name, content in files.items():
         (tmp / name).write_bytes(content if isinstance(content, bytes) else
                                  content.encode("utf-8", "surrogatepass"))

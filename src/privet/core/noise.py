@@ -416,6 +416,12 @@ def _short(v: Any) -> str:
 
 
 def _positive(name: str, value: Any) -> None:
+    if type(value) in (float, int):  # the common case, without NumPy's per-call cost
+        if value > 0 and math.isfinite(value):
+            return
+        raise NoiseError(
+            f"noise parameter {name} must be positive and finite, got {_short(value)}."
+        )
     arr = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise NoiseError(
@@ -814,6 +820,15 @@ def value_codes(rows: np.ndarray, values) -> np.ndarray:
     different batches compare. One equality pass over the whole matrix per value: no
     per-entry search, no strided column gathers."""
     rows = np.asarray(rows)
+    base = len(values) + 1
+    if rows.ndim == 2 and rows.shape[1] * math.log2(base) < 52:
+        # the digits as doubles, combined by one matrix-vector product: exact below 2**53,
+        # and four to five times faster than adding up strided integer columns
+        digits = np.zeros(rows.shape)
+        for k, v in enumerate(values):
+            digits += (rows == v) * (k + 1.0)
+        weights = float(base) ** np.arange(rows.shape[1] - 1, -1, -1)
+        return (digits @ weights).astype(np.int64)
     idx = np.zeros(rows.shape, dtype=np.uint8 if len(values) < 255 else np.int64)
     hit = np.empty(rows.shape, dtype=bool)
     for k, v in enumerate(values):

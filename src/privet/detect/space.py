@@ -108,11 +108,13 @@ def infer_schema(mech: Any, pilots: list[tuple[str, np.ndarray]]) -> Schema:
         if rows.dtype.kind in "iub":
             finite = rows.ravel()
         else:
-            rows = rows.astype(float)
-            finite = rows[np.isfinite(rows)]
+            rows = rows.astype(float, copy=False)
             has_false = has_false or bool(np.any(rows == FALSE))
             has_aborted = has_aborted or bool(np.any(rows == ABORTED))
-            integer = integer and bool(np.all(finite == np.round(finite)))
+            if not integer:  # decided by an earlier pilot: only the sentinels are left
+                continue
+            finite = rows[np.isfinite(rows)]
+            integer = bool(np.array_equal(finite, np.round(finite)))
         if integer and finite.size:
             parts.append(_distinct(finite))
     # only integers can be categories
@@ -575,7 +577,7 @@ class Reducer:
                 f"mechanism {self.name!r} returns outputs that change type between runs: "
                 f"{out.dtype} after {'integers' if schema.dtype_kind == 'int' else 'reals'}."
             )
-        rows = rows_of(out).astype(float)
+        rows = rows_of(out).astype(float, copy=False)  # read only: no copy of float rows
         vals = self.plan.cat_values
         base = len(vals) + 1
         if vals and not any(f.kind == "num" for f in self.plan.features) and \

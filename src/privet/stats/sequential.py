@@ -8,8 +8,10 @@ stops as soon as the evidence is decisive either way:
 * **reject** at look k when the fixed-size p-value of look k (thinned Fisher, exact given
   the counts: :func:`privet.stats.hypothesis.thinned_fisher_pvalue`) is at most the level
   ``alpha_k`` the design spends there;
-* **accept** ("no violation found") for futility when even an optimistic upper confidence
-  bound on the event's ratio stays below the null boundary, or at the last look.
+* **accept** ("no violation found") for futility when the event is clearly inside the null
+  (an optimistic upper confidence bound on its ratio stays below the null boundary, or the
+  conditional test of its odds ratio says it is below e^eps: :func:`clearly_below`), or at
+  the last look.
 
 Why the level holds under this optional stopping. Let A_k be the event "look k's test
 rejects". Each look's sample size n_k is fixed in advance (it does not depend on the data),
@@ -57,9 +59,9 @@ from .hypothesis import thinned_fisher_pvalue
 FIRST_LOOK = 2_000
 GROWTH = 2.0
 RHO = 2.0
-# futility: accept when the (1 - FUTILITY) upper confidence bound on p1 / p2 is at most the
-# null's e^eps (Clopper-Pearson, FUTILITY / 2 on each side). Small, so that a violating event
-# is almost never dropped; it has no effect on the type-I error.
+# futility: accept when the event is clearly inside the null at level FUTILITY (see
+# clearly_below: a violating event is dropped with probability at most 2 FUTILITY per look).
+# Small, so that a violating event is almost never dropped; no effect on the type-I error.
 FUTILITY = 1e-3
 
 REJECT, ACCEPT, CONTINUE = "reject", "accept", "continue"
@@ -156,16 +158,78 @@ def fixed_pvalue(c1: int, c2: int, n1: int, n2: int, epsilon: float,
 
 def clearly_below(c1: int, c2: int, n1: int, n2: int, epsilon: float, delta: float = 0.0,
                   confidence: float = 1 - FUTILITY) -> bool:
-    """True when the upper confidence bound on p1 and the lower one on p2 (Clopper-Pearson,
-    (1 - confidence)/2 each) satisfy p1_up <= e^eps p2_low + delta: the event is within the
-    null with room to spare, so more samples would hardly make it a violation."""
+    """True when the event is within the null with room to spare, so that more samples would
+    hardly make it a violation. Either of two tests, each at level ``1 - confidence``, says so:
+
+    * the upper confidence bound on p1 and the lower one on p2 (Clopper-Pearson,
+      (1 - confidence)/2 each) satisfy p1_up <= e^eps p2_low + delta (strong when the event
+      is common);
+    * the conditional test of the odds ratio (strong when the event is rare, where the two
+      separate intervals are wide): given c1 + c2 = t, c1 follows Fisher's noncentral
+      hypergeometric law with odds ratio w = p1 (1 - p2) / (p2 (1 - p1)), and a violation
+      p1 > e^eps p2 (eps >= 0) has w > e^eps, a law stochastically larger than the one at
+      w = e^eps. So P(c1 <= observed | t) <= 1 - confidence at w = e^eps bounds, for every
+      violating event and every t, the chance that this test calls it clear.
+
+    A violating event is thus called clear with probability at most 2 (1 - confidence) per
+    look: a loss of power only, never of the type-I error (see the module docstring)."""
     _check_delta(delta)
-    a = (1.0 - confidence) / 2.0
-    p1_up = 1.0 if c1 >= n1 else float(special.betainccinv(c1 + 1, n1 - c1, a))
     if c2 <= 0:
         return False
+    a = (1.0 - confidence) / 2.0
+    p1_up = 1.0 if c1 >= n1 else float(special.betainccinv(c1 + 1, n1 - c1, a))
     p2_lo = float(special.betaincinv(c2, n2 - c2 + 1, a))
-    return p1_up <= math.exp(epsilon) * p2_lo + delta
+    if p1_up <= math.exp(epsilon) * p2_lo + delta:
+        return True
+    return epsilon >= 0 and delta == 0 and \
+        log_fnch_cdf(c1, n1, n2, c1 + c2, epsilon) <= math.log1p(-confidence)
+
+
+def log_fnch_cdf(x: int, n1: int, n2: int, t: int, log_odds: float) -> float:
+    """An upper bound, tight to far below double precision, on log P(X <= x) for X of
+    Fisher's noncentral hypergeometric law: t draws from n1 + n2, odds ratio e^log_odds
+    (P(X = k) proportional to C(n1, k) C(n2, t - k) e^(k log_odds)). Summed in log space
+    over a window of 40 standard deviations around Cornfield's mean (the law is unimodal;
+    the mass left outside is bounded by the window's edge term and added); SciPy's
+    ``nchypergeom_fisher`` is exact too but takes seconds at t = 10^5."""
+    lo, hi = max(0, t - n2), min(n1, t)
+    if x >= hi:
+        return 0.0
+    if x < lo:
+        return -math.inf
+    w = math.exp(log_odds)
+    # Cornfield: k (n2 - t + k) = w (n1 - k) (t - k), the root inside [lo, hi]
+    qa, qb, qc = 1.0 - w, (n2 - t) + w * (n1 + t), -w * float(n1) * t
+    if abs(qa) < 1e-12:
+        mean = -qc / qb
+    else:
+        disc = math.sqrt(max(qb * qb - 4.0 * qa * qc, 0.0))
+        roots = ((-qb + disc) / (2.0 * qa), (-qb - disc) / (2.0 * qa))
+        mean = min(roots, key=lambda r: 0.0 if lo <= r <= hi else min(abs(r - lo), abs(r - hi)))
+    mean = min(max(mean, lo), hi)
+    inv = sum(1.0 / max(v, 0.5) for v in (mean, n1 - mean, t - mean, n2 - t + mean))
+    half = 40.0 * math.sqrt(1.0 / inv) + 50.0
+    a, b = max(lo, int(mean - half)), min(hi, int(mean + half) + 1)
+    if x >= b:
+        return 0.0
+    k = np.arange(a, b + 1, dtype=float)
+    logp = (-special.gammaln(k + 1) - special.gammaln(n1 - k + 1) - special.gammaln(t - k + 1)
+            - special.gammaln(n2 - t + k + 1) + k * log_odds)
+    top = float(logp.max())
+    if (a > lo and logp[0] > top - 100.0) or (b < hi and logp[-1] > top - 100.0):
+        if (a, b) != (lo, hi):  # the window missed the bulk: the whole support
+            a, b = lo, hi
+            k = np.arange(a, b + 1, dtype=float)
+            logp = (-special.gammaln(k + 1) - special.gammaln(n1 - k + 1)
+                    - special.gammaln(t - k + 1) - special.gammaln(n2 - t + k + 1)
+                    + k * log_odds)
+            top = float(logp.max())
+    total = float(special.logsumexp(logp))
+    # mass left of the window: at most (a - lo) terms, each below the window's first
+    left = math.log(a - lo) + float(logp[0]) if a > lo else -math.inf
+    if x < a:
+        return min(0.0, left - total)
+    return min(0.0, float(np.logaddexp(left, special.logsumexp(logp[: x - a + 1]))) - total)
 
 
 def sequential_step(c1: int, c2: int, n1: int, n2: int, epsilon: float, *, design: Design,
@@ -217,4 +281,5 @@ def first_rejections(pvalues, alpha: float) -> int:
 
 __all__ = ["ACCEPT", "CONTINUE", "Design", "FIRST_LOOK", "FUTILITY", "GROWTH", "REJECT",
            "RHO", "Step", "clearly_below", "decide", "first_rejections", "fixed_pvalue",
+           "log_fnch_cdf",
            "schedule", "sequential_step"]
