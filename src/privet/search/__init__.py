@@ -662,7 +662,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     granularity, ulp-grid position, low mantissa bits and residue against the inputs'
     lattice; ``'auto'``, the default, uses them for black boxes whose outputs are fractional
     doubles; ``'all'``, ``'off'`` or feature names), ``seconds`` (black boxes: the wall time
-    the search and its certificate aim at, default 45; the screening's halving, the
+    the search and its certificate aim at, default 55; the screening's halving, the
     selection race and the fresh sample shrink to fit it, never below their least sizes --
     so a slow black box may take longer, and the fresh sample's size depends on the
     machine's speed; None: no limit, the full sizes).
