@@ -212,18 +212,17 @@ def log_fnch_cdf(x: int, n1: int, n2: int, t: int, log_odds: float) -> float:
     a, b = max(lo, int(mean - half)), min(hi, int(mean + half) + 1)
     if x >= b:
         return 0.0
-    k = np.arange(a, b + 1, dtype=float)
-    logp = (-special.gammaln(k + 1) - special.gammaln(n1 - k + 1) - special.gammaln(t - k + 1)
-            - special.gammaln(n2 - t + k + 1) + k * log_odds)
+
+    def log_terms(a: int, b: int) -> np.ndarray:  # log C(n1, k) C(n2, t - k) w^k, k in [a, b]
+        k = np.arange(a, b + 1, dtype=float)
+        return (-special.gammaln(k + 1) - special.gammaln(n1 - k + 1)
+                - special.gammaln(t - k + 1) - special.gammaln(n2 - t + k + 1) + k * log_odds)
+
+    logp = log_terms(a, b)
     top = float(logp.max())
     if (a > lo and logp[0] > top - 100.0) or (b < hi and logp[-1] > top - 100.0):
-        if (a, b) != (lo, hi):  # the window missed the bulk: the whole support
-            a, b = lo, hi
-            k = np.arange(a, b + 1, dtype=float)
-            logp = (-special.gammaln(k + 1) - special.gammaln(n1 - k + 1)
-                    - special.gammaln(t - k + 1) - special.gammaln(n2 - t + k + 1)
-                    + k * log_odds)
-            top = float(logp.max())
+        a, b = lo, hi  # the window missed the bulk: the whole support
+        logp = log_terms(a, b)
     total = float(special.logsumexp(logp))
     # mass left of the window: at most (a - lo) terms, each below the window's first
     left = math.log(a - lo) + float(logp[0]) if a > lo else -math.inf
