@@ -5,6 +5,7 @@ DP-Sniper's published eps_lcb and the instance's true epsilon.
     .venv/bin/python benchmarks/blackbox_dpsniper.py                 # 5 seeds, 20 mechanisms
     .venv/bin/python benchmarks/blackbox_dpsniper.py --quick         # 2 seeds, smaller samples
     .venv/bin/python benchmarks/blackbox_dpsniper.py --only svt1 rappor --executor processes
+    .venv/bin/python benchmarks/blackbox_dpsniper.py --seeds 3 --first-seed 2 --json b.json --add-json a.json
 
 The mechanisms are written from the papers' definitions in ``privet.mechanisms.dpsniper``
 (claimed epsilon 0.1, DP-Sniper's domains and neighbor relations). Per mechanism and seed:
@@ -119,14 +120,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-detect", action="store_true", help="skip detect")
     ap.add_argument("--no-black", action="store_true",
                     help="skip the black-box searches (e.g. detect's verdicts only)")
-    ap.add_argument("--json", default=None, metavar="FILE", help="also save every run")
+    ap.add_argument("--json", default=None, metavar="FILE",
+                    help="also save every run (rewritten after each run, so an interrupted "
+                         "benchmark keeps what it did)")
+    ap.add_argument("--first-seed", type=int, default=0, metavar="K",
+                    help="seeds K, K+1, ... (default 0), e.g. to add seeds to an earlier run")
+    ap.add_argument("--add-json", nargs="*", default=[], metavar="FILE",
+                    help="runs saved by earlier --json runs, reported together with these")
     ap.add_argument("--seconds", type=float, default=None,
                     help="time budget of each black-box search (default: privet's, 55 s; "
                          "0: no limit, the full sizes)")
     ap.add_argument("--budget", action="store_true",
                     help="also show that more search budget does not lower the bound")
     a = ap.parse_args(argv)
-    seeds = list(range(a.seeds if a.seeds is not None else (2 if a.quick else 5)))
+    count = a.seeds if a.seeds is not None else (2 if a.quick else 5)
+    seeds = list(range(a.first_seed, a.first_seed + count))
     names = [m.name for m in d.MECHANISMS]
     if a.only:
         want = {n if n.startswith("dpsniper.") else f"dpsniper.{n}" for n in a.only}
@@ -137,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{a.executor or 'in-process'}, time budget "
           f"{'privet default' if a.seconds is None else a.seconds or 'none'}; load average "
           f"{load:.2f} on {os.cpu_count()} cores")
+    earlier: list[dict] = []
+    for path in a.add_json:
+        with open(path) as f:
+            earlier += json.load(f)
     runs: list[dict] = []
     kinds = (([] if a.no_black else ["black"]) + ([] if a.no_white else ["white"])
              + ([] if a.no_detect else ["detect"]))
@@ -151,13 +163,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:32s} {kind:6s} seed {seed}: {shown:>8s}  "
                       f"({r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU)  {r.get('event') or ''}",
                       flush=True)
-    if runs:
-        report(names, runs, seeds, a)
+                if a.json:
+                    with open(a.json, "w") as f:
+                        json.dump(runs, f, indent=1, default=str)
+    both = earlier + runs
+    if both:
+        report(names, both, sorted({r["seed"] for r in both} | set(seeds)), a)
     if a.budget:
         budget_check(seeds, a)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(runs, f, indent=1, default=str)
     return 0
 
 
