@@ -5,7 +5,7 @@ DP-Sniper's published eps_lcb and the instance's true epsilon.
     .venv/bin/python benchmarks/blackbox_dpsniper.py                 # 5 seeds, 20 mechanisms
     .venv/bin/python benchmarks/blackbox_dpsniper.py --quick         # 2 seeds, smaller samples
     .venv/bin/python benchmarks/blackbox_dpsniper.py --only svt1 rappor --executor processes
-    .venv/bin/python benchmarks/blackbox_dpsniper.py --seeds 3 --first-seed 2 --json b.json --add-json a.json
+    .venv/bin/python benchmarks/blackbox_dpsniper.py --seeds 3 --first-seed 2 --add-json a.json
 
 The mechanisms are written from the papers' definitions in ``privet.mechanisms.dpsniper``
 (claimed epsilon 0.1, DP-Sniper's domains and neighbor relations). Per mechanism and seed:
