@@ -186,8 +186,8 @@ def clearly_below(c1: int, c2: int, n1: int, n2: int, epsilon: float, delta: flo
 
 
 def log_fnch_cdf(x: int, n1: int, n2: int, t: int, log_odds: float) -> float:
-    """An upper bound, tight to far below double precision, on log P(X <= x) for X of
-    Fisher's noncentral hypergeometric law: t draws from n1 + n2, odds ratio e^log_odds
+    """An upper bound on log P(X <= x), equal to it up to rounding, for X of Fisher's
+    noncentral hypergeometric law: t draws from n1 + n2, odds ratio e^log_odds
     (P(X = k) proportional to C(n1, k) C(n2, t - k) e^(k log_odds)). Summed in log space
     over a window of 40 standard deviations around Cornfield's mean (the law is unimodal;
     the mass left outside is bounded by the window's edge term and added); SciPy's
