@@ -166,9 +166,8 @@ def main(argv: list[str] | None = None) -> int:
                 if a.json:
                     with open(a.json, "w") as f:
                         json.dump(runs, f, indent=1, default=str)
-    both = earlier + runs
-    if both:
-        report(names, both, sorted({r["seed"] for r in both} | set(seeds)), a)
+    if earlier or runs:
+        report(names, earlier + runs, a)
     if a.budget:
         budget_check(seeds, a)
     return 0
@@ -192,7 +191,7 @@ PRIVATE = {"dpsniper.laplace", "dpsniper.noisy_hist1", "dpsniper.report_noisy_ma
            "dpsniper.laplace_parallel", "dpsniper.numerical_svt"}
 
 
-def report(names: list[str], runs: list[dict], seeds: list[int], a) -> None:
+def report(names: list[str], runs: list[dict], a) -> None:
     from privet.mechanisms import dpsniper as d
 
     print()

@@ -103,14 +103,14 @@ class Domain:
             )
         if isinstance(self.length, int) and n != self.length:
             raise InputError(f"input has length {n}, but the domain needs length {self.length}.")
-        # min and max are NaN when an entry is NaN: one pass each decides finiteness and range
-        lo, hi = (float(arr.min()), float(arr.max())) if n else (self.low, self.high)
-        if n and not (math.isfinite(lo) and math.isfinite(hi)):
-            raise InputError("input contains NaN or infinity.")
-        if lo < self.low or hi > self.high:
-            raise InputError(
-                f"input {_fmt(arr)} is outside the domain [{self.low:g}, {self.high:g}]."
-            )
+        if n:  # min and max are NaN when an entry is: they decide finiteness and range
+            lo, hi = float(arr.min()), float(arr.max())
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                raise InputError("input contains NaN or infinity.")
+            if lo < self.low or hi > self.high:
+                raise InputError(
+                    f"input {_fmt(arr)} is outside the domain [{self.low:g}, {self.high:g}]."
+                )
         if self.integer:
             if not np.array_equal(arr, np.round(arr)):
                 raise InputError(f"input {_fmt(arr)} must contain integers only.")
