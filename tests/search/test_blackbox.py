@@ -99,3 +99,23 @@ def test_time_budget_stops_the_race_and_sizes_the_fresh_sample():
     assert b.details["pairs_per_second"] > 0
     with pytest.raises(ParameterError, match="seconds"):
         privet.search(mech, seed=2, seconds=0, **opts)
+
+
+def test_the_time_left_sizes_a_fresh_sample_beyond_the_largest_plan():
+    """Without a budget the fresh sample stops at 2^27 pairs; with one, a plan that reaches
+    2^27 takes all the pairs the time left affords (rounded down to 2^20, at most 2^31),
+    while a plan that is within half a percent of its limit at 2^22 stays there, and a
+    time left below the plan shrinks it."""
+    from privet.search.blackbox import confirm_size
+
+    mech = d.vectorized("dpsniper.laplace")
+    rare = (0.0, 40.0, 0.0)             # never seen under x': the bound grows with n
+    common = (0.0, 400_000.0, 100_000.0)  # log 4 within a hair at the least size
+    n = 1_000_000
+    assert confirm_size(mech, None, rare, n) == 1 << 27
+    assert confirm_size(mech, None, rare, n, afford=5.3e8) == 505 * (1 << 20)
+    assert confirm_size(mech, None, rare, n, afford=1e12) == 1 << 31
+    assert confirm_size(mech, None, common, n, afford=5.3e8) == 1 << 22
+    assert confirm_size(mech, None, rare, n, afford=3e7) == 28 * (1 << 20)
+    assert confirm_size(mech, None, afford=5.3e8) == 505 * (1 << 20)
+    assert confirm_size(mech, 1000, rare, n, afford=5.3e8) == 1000

@@ -36,11 +36,13 @@ from ..stats.bounds import SHARE, SHARES, projected
 
 __all__ = ["budget_for", "certificate_objective", "confirm_size", "search_blackbox"]
 
-# per-sample black boxes (one Python call per output) get smaller samples
+# per-sample black boxes (one Python call per output) get smaller samples; a fresh sample
+# whose plan reaches ``n_confirm`` grows on up to ``n_confirm_timed`` when a time budget
+# leaves room for it (the time is the user's limit then, not the size)
 FAST = {"n_train": 1 << 15, "n_fit": 1 << 18, "n_select": 1 << 22, "n_confirm": 1 << 27,
-        "n_confirm_min": 1 << 22}
+        "n_confirm_min": 1 << 22, "n_confirm_timed": 1 << 31}
 SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 1 << 21,
-        "n_confirm_min": 1 << 17}
+        "n_confirm_min": 1 << 17, "n_confirm_timed": 1 << 25}
 # the automatic fresh sample stops growing within this share of the limit: a half percent
 # is what a bound within 0.998 of a true epsilon near 0.25 needs (DP-Sniper's noisy max
 # releasing the value: 0.2488 of 0.25 takes 2^27 pairs of its best event)
@@ -94,17 +96,22 @@ def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = 
     black boxes) whose projected bound is within ``CLOSE`` (half a percent) of what an
     unlimited sample would project -- decided before the fresh sample is drawn. An event
     never seen under x' (whose bound keeps growing) gets the largest. ``afford``: the pairs
-    the time left allows; the size is then at most ``afford`` rounded down to a multiple of
-    a quarter of the least size (and at least the least size)."""
+    the time left allows, rounded down to a multiple of a quarter of the least size (and
+    at least the least size); the size is then at most that, and a plan that reaches the
+    largest size takes all of it (up to 2^31 pairs; 2^25 for per-sample black boxes):
+    with a time budget, the time left bounds the sample, not a fixed size."""
     if n_confirm is not None:
         return int(n_confirm)
     sizes = _sizes(mech)
     lo, hi = sizes["n_confirm_min"], sizes["n_confirm"]
-    if afford is not None and afford < hi:
+    timed = None
+    if afford is not None:
         step = lo // 4
-        hi = max(lo, int(afford // step) * step)
+        timed = max(lo, min(int(afford // step) * step, sizes["n_confirm_timed"]))
+        if timed < hi:
+            hi = timed
     if counts is None:
-        return hi
+        return max(hi, timed or 0)
     limit = float(projected(*counts, n, float(2**40), confidence, method, shrink=SHRINK,
                             share=share))
     size = lo
@@ -114,7 +121,10 @@ def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = 
         if math.isfinite(limit) and got >= limit - CLOSE * abs(limit):
             break
         size *= 2
-    return int(min(size, hi))
+    size = min(size, hi)
+    if size >= sizes["n_confirm"] and timed is not None:
+        size = max(size, timed)
+    return int(size)
 
 
 def certificate_objective(size: int, confidence: float, paired: bool):
@@ -176,10 +186,12 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
     afford = affordable(budget.seconds, t0, rate)
     size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share,
                         afford)
-    if afford is not None and n_confirm is None and size < confirm_size(
-            mech, None, cand.counts, cand.n, confidence, method, share):
-        # the time bounds the fresh sample: size it from a timed probe of the certificate
-        # itself (the race's rate is measured on small samples, and comes out low)
+    if afford is not None and n_confirm is None and (
+            size < confirm_size(mech, None, cand.counts, cand.n, confidence, method, share)
+            or size >= _sizes(mech)["n_confirm"]):
+        # the time bounds the fresh sample (or the plan reaches the largest size, and the
+        # time left may allow more): size it from a timed probe of the certificate itself
+        # (the race's rate is measured on small samples, and comes out low)
         rate = probe_rate(mech, cand, args, root.spawn(1)[0], executor) or rate
         afford = affordable(budget.seconds, t0, rate)
         size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share,
