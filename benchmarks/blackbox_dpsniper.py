@@ -13,9 +13,10 @@ The mechanisms are written from the papers' definitions in ``privet.mechanisms.d
 * **black box** -- ``privet.search(vectorized(name), seed=s)``: the mechanism as a DP-Sniper
   style ``m(a, n_samples)`` (NumPy's global generator, -1/-1000/-2000 flags); classifier
   attacks with three disjoint samples, confidence 0.9;
-* **white box** -- ``privet.search(mechanism, seed=s)`` on the same mechanism written
-  against privet's noise API (DP-Finder's iterations plus the attack family, correlated
-  sampling), confidence 0.9 (skip with ``--no-white``);
+* **white box** -- ``privet.search(mechanism, seed=s, seconds=55)`` on the same mechanism
+  written against privet's noise API (DP-Finder's iterations plus the attack family,
+  correlated sampling), confidence 0.9, the black box's time budget given explicitly, so
+  the fresh paired sample takes the time left (skip with ``--no-white``);
 * **detect** -- ``privet.detect(vectorized(name), seed=s)`` at the claimed epsilon (skip with
   ``--no-detect``): a violation counts when p < 0.01.
 
@@ -51,6 +52,7 @@ from scipy import stats
 from privet.core.text import fmt_p
 
 CONFIDENCE = 0.9
+WHITE_SECONDS = 55.0  # privet's default budget of a black-box search, given to the white box
 DETECT_LEVEL = 0.01
 
 
@@ -73,7 +75,13 @@ def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None,
         if kind == "black" and seconds is not None:
             opts["seconds"] = None if seconds <= 0 else seconds
         if kind == "white":
-            opts.setdefault("n_confirm", 1 << 24)
+            # the black box's budget, given explicitly: the fresh paired sample then takes
+            # the time left too (no limit: a fixed 2^24 pairs)
+            limit = WHITE_SECONDS if seconds is None else seconds
+            if limit > 0:
+                opts["seconds"] = limit
+            else:
+                opts.setdefault("n_confirm", 1 << 24)
         b = privet.search(mech, seed=seed, confidence=CONFIDENCE, executor=executor,
                           float_features="off", **opts)
         w = b.witness

@@ -119,3 +119,29 @@ def test_the_time_left_sizes_a_fresh_sample_beyond_the_largest_plan():
     assert confirm_size(mech, None, rare, n, afford=3e7) == 28 * (1 << 20)
     assert confirm_size(mech, None, afford=5.3e8) == 505 * (1 << 20)
     assert confirm_size(mech, 1000, rare, n, afford=5.3e8) == 1000
+
+
+def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
+    """A white box searched with ``seconds`` given: a probe of 2^20 pairs timed at 0.5 s
+    (a clock that says so) leaves 55 - 5.5 = 49.5 s at 2^21 pairs per second, so the fresh
+    sample is 2^21 x 49.5 rounded down to 2^20 pairs (99 x 2^20); never below the plan,
+    and at most 2^31. End to end, the timed search certifies on at least the planned
+    sample, drawn after the probe."""
+    from privet.core.events import from_spec
+    from privet.search import _timed_size
+
+    b0 = privet.search(d.laplace, seed=1, iterations=1, n_cap=1 << 12, n_select=1 << 15)
+    best = {"x": b0.witness.d1, "x2": b0.witness.d2, "event": from_spec(b0.witness.event_spec)}
+    opts = {"confidence": 0.9, "certify": "paired", "seconds": 55.0}
+    ticks = iter([100.0, 100.5])
+    got = _timed_size(d.laplace, best, {}, opts, 95.0, 1 << 22, np.random.SeedSequence(0),
+                      None, clock=lambda: next(ticks))
+    assert got == 99 << 20
+    ticks = iter([100.0, 100.5])
+    late = _timed_size(d.laplace, best, {}, opts, 40.0, 1 << 22, np.random.SeedSequence(0),
+                       None, clock=lambda: next(ticks))
+    assert late == 1 << 22  # the time is up: the planned sample
+    timed = privet.search(d.laplace, seed=1, iterations=1, n_cap=1 << 12, n_select=1 << 15,
+                          seconds=4)
+    assert timed.details["n_confirm"] >= b0.details["n_confirm"]
+    assert timed.value > 0 and timed.confidence == 0.9

@@ -557,6 +557,7 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         raise ParameterError(f"unknown interval {interval!r}; use one of {', '.join(METHODS)}.")
     if method not in ("auto", "slsqp", "local"):
         raise ParameterError(f"unknown method {method!r}; use 'auto', 'slsqp' or 'local'.")
+    timed = kw.get("seconds") is not None  # given: it also sizes a white box's fresh sample
     opts = {
         "confidence": float(confidence), "method": interval,
         "target": float(kw.pop("target", TARGET_DIAMETER)),
@@ -582,6 +583,7 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
     if opts["certify"] not in ("paired", "marginal"):
         raise ParameterError(f"certify must be 'paired' or 'marginal', got {opts['certify']!r}.")
     opts["requested"] = method
+    opts["timed"] = timed
     return opts
 
 
@@ -665,7 +667,11 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     the search and its certificate aim at, default 55; the screening's halving, the
     selection race and the fresh sample shrink to fit it, never below their least sizes --
     so a slow black box may take longer, and the fresh sample's size depends on the
-    machine's speed; None: no limit, the full sizes).
+    machine's speed; a plan that reaches the largest fresh sample, 2^27 pairs, takes the
+    time left instead; None: no limit, the full sizes. White boxes: the attack family's
+    stages aim at it; given explicitly, with ``n_confirm`` left at None, the fresh paired
+    sample also takes the time left, timed on a throwaway probe, never below its planned
+    size).
     Half of the search's iterations on discrete outputs start from the singleton whose
     frequencies under x and x' differ most (probes of 2,000 runs each); random search always
     draws Phi at random.
@@ -780,6 +786,9 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                       details={**details, "verdict": verdict})
     else:
         size = best["size"] if "size" in best else _confirm_size(n_confirm, best["p"][0])
+        if opts["timed"] and n_confirm is None and not random_only:
+            size = _timed_size(mech, best, resolved, opts, t0, size, root.spawn(1)[0],
+                               executor)
         conf = confirm(mech, best["x"], best["x2"], best["event"], args=resolved,
                        n=size, confidence=confidence, seed=confirm_seed,
                        certify=opts["certify"], executor=executor)
@@ -803,6 +812,30 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
         bound = Bound(**{**{f: getattr(bound, f) for f in bound.__dataclass_fields__},
                          "details": {**bound.details, "baseline": base}})
     return bound
+
+
+TIMED_PROBE = 1 << 20   # pairs of the throwaway sample that times a white box's certificate
+TIMED_MAX = 1 << 31     # the largest fresh sample the time left may buy
+
+
+def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, size: int,
+                seed: np.random.SeedSequence, executor: Any, clock=time.perf_counter) -> int:
+    """A white box searched with ``seconds`` given: the fresh sample takes the time left of
+    it, at the pace of a timed probe of the same certificate on a throwaway sample of
+    :data:`TIMED_PROBE` pairs (its counts are dropped: only the sample drawn after it
+    certifies), rounded down to 2^20 pairs, never below the planned ``size`` and at most
+    :data:`TIMED_MAX`; an exact confirmation (enumerable noise) needs no sample."""
+    tick = clock()
+    probe = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=TIMED_PROBE,
+                    confidence=opts["confidence"], seed=seed, certify=opts["certify"],
+                    executor=executor, sequential=False)
+    now = clock()
+    took = now - tick
+    if probe["exact"] or took <= 0:
+        return size
+    left = float(opts["seconds"]) - (now - t0)
+    afford = int(TIMED_PROBE / took * max(left, 0.0)) // TIMED_PROBE * TIMED_PROBE
+    return int(min(max(size, afford), TIMED_MAX))
 
 
 def _confirm_size(n_confirm: int | None, p1: float) -> int:
