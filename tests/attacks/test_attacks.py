@@ -80,6 +80,45 @@ def test_linear_event_describes_its_largest_terms():
     assert isinstance(score_from_spec(lin.spec()), Linear)
 
 
+def test_linear_events_are_described_in_the_outputs_own_units():
+    """A fitted score is centered and scaled per entry and has a bias: its text must say
+    the same event in ω's units. One entry: ``ω ≤ v`` (or ``≥``), and the event holds on
+    either side of v exactly as said; several: the raw weights and constant reproduce the
+    score on every output."""
+    import re
+
+    rng = np.random.default_rng(4)
+    a = rng.laplace(scale=20.0, size=(4000, 1)) + 7.0
+    b = rng.laplace(scale=20.0, size=(4000, 1)) + 8.0
+    lin = fit_linear(fit_features(np.r_[a, b]), a, b)
+    assert lin.bias != 0 and lin.features.numeric[0][2] != 1.0  # a bias, a scale
+    t = float(lin(np.array([[12.34]]))[0])  # the score at ω = 12.34
+    for event in (Threshold(lin, t), Threshold(lin.negated(), -t)):
+        m = re.fullmatch(r"ω ([≤≥<>]) (\S+)", event.describe())
+        assert m, event.describe()
+        v = float(m.group(2))
+        assert v == pytest.approx(12.34, abs=0.005)  # four significant digits
+        below, above = np.array([[v - 0.01]]), np.array([[v + 0.01]])
+        inside_low = {"≤": True, "<": True, "≥": False, ">": False}[m.group(1)]
+        assert bool(event.contains(below)[0]) == inside_low
+        assert bool(event.contains(above)[0]) != inside_low
+    from privet.attacks.features import FeatureMap
+
+    flagged = Linear(FeatureMap(width=1, numeric=((0, 5.0, 2.0),), indicators=((0, -1000.0),)),
+                     (1.0, 0.0), 0.5)  # 0.5 ω - 2, and -2 on the flag -1000
+    e = Threshold(flagged, 1.0)
+    assert e.describe() == "ω ≥ 6 (without its flags)"
+    assert e.contains(np.array([[-1000.0], [5.9], [6.1]])).tolist() == [False, False, True]
+    c = rng.laplace(size=(3000, 3)) * [1.0, 5.0, 0.2] + [3.0, 0.0, 0.0]
+    d = rng.laplace(size=(3000, 3)) * [1.0, 5.0, 0.2]
+    many = fit_linear(fit_features(np.r_[c, d]), c, d)
+    names, w, const = many.raw()
+    assert names == ["ω[0]", "ω[1]", "ω[2]"]
+    np.testing.assert_allclose(c @ w + const, many(c), rtol=1e-9, atol=1e-9)
+    text = Threshold(many, 0.0).describe()
+    assert f"{const:+.3g}".lstrip("+-") in text
+
+
 def test_randomized_boundary_hits_a_rate_exactly():
     """DP-Sniper's threshold: P[s > t] + q P[s = t] = c with ties (Sec. IV-C)."""
     s = np.repeat([0.0, 1.0, 2.0], [50, 30, 20])

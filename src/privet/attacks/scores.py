@@ -108,9 +108,42 @@ class Linear(Score):
     def __call__(self, outputs):
         return self.features.transform(outputs) @ np.asarray(self.weights, float) + self.bias
 
+    def raw(self) -> tuple[list[str], np.ndarray, float]:
+        """The score in the outputs' own units: feature names, weights and a constant (a
+        numeric feature is ``(ω[j] - center) / scale``, 0 on the entry's flags and
+        non-finite values; the fitted weights are per scaled feature)."""
+        w = np.asarray(self.weights, float).copy()
+        const = float(self.bias)
+        for i, (_, center, scale) in enumerate(self.features.numeric):
+            w[i] /= scale
+            const -= w[i] * center
+        return self.features.names(), w, const
+
     def describe(self):
-        w = np.asarray(self.weights, float)
-        return f"{self.label} score {_linear_text(self.features.names(), w, self.bias)}"
+        names, w, const = self.raw()
+        text = _linear_text(names, w, const)
+        if np.any(w != 0) and const != 0:
+            text += f" {'-' if const < 0 else '+'} {_fmt(abs(const))}"
+        return f"{self.label} score {text}"
+
+    def solved(self, threshold: float, op: str) -> str | None:
+        """The event ``score op threshold`` as a condition on one entry, ``ω[j] op' v``,
+        when the score has one nonzero term and it is numeric (None otherwise); the entry's
+        flags and non-finite values score the constant, so their side is said when the
+        feature map knows flags of that entry."""
+        names, w, const = self.raw()
+        nz = np.flatnonzero(w)
+        if len(nz) != 1 or nz[0] >= len(self.features.numeric):
+            return None
+        i = int(nz[0])
+        flip = {"≥": "≤", ">": "<", "≤": "≥", "<": ">"}
+        text = f"{names[i]} {op if w[i] > 0 else flip[op]} {(threshold - const) / w[i]:.4g}"
+        j = self.features.numeric[i][0]
+        if any(int(k) == int(j) for k, _ in self.features.indicators):
+            inside = {"≥": const >= threshold, ">": const > threshold,
+                      "≤": const <= threshold, "<": const < threshold}[op]
+            text += f" ({'with' if inside else 'without'} its flags)"
+        return text
 
     def spec(self):
         return {"kind": self.kind, "features": self.features.spec(),
