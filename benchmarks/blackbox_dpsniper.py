@@ -209,6 +209,7 @@ def report(names: list[str], runs: list[dict], a) -> None:
     print(head)
     print("-" * len(head))
     met = total = exceed = exceed_runs = 0
+    white_ok, white_both, white_met = 0, 0, 0
     times, cpus = [], []
     detect_ok = 0
     for name in names:
@@ -221,6 +222,11 @@ def report(names: list[str], runs: list[dict], a) -> None:
         med = statistics.median(black) if black else math.nan
         goal, ok = target(name, true, med)
         met += ok and bool(black)
+        if white:
+            white_met += target(name, true, statistics.median(white))[1]
+            if black:
+                white_both += 1
+                white_ok += statistics.median(white) >= med
         total += 1
         ref = true if true is not None else upper
         if ref is not None and math.isfinite(ref):
@@ -244,6 +250,9 @@ def report(names: list[str], runs: list[dict], a) -> None:
               f"{wall:8.1f} {cpu:8.1f}")
     print()
     print(f"targets met (black-box median): {met} of {total}")
+    if white_both:
+        print(f"white-box median at least the black-box median: {white_ok} of {white_both}; "
+              f"targets met by the white-box median: {white_met} of {total}")
     if exceed_runs:
         tail = float(stats.binom.sf(exceed - 1, exceed_runs, 1 - CONFIDENCE)) if exceed else 1.0
         print(f"certified ε above the true ε (or its literature bound): {exceed} of "
