@@ -241,9 +241,13 @@ def mclt_interval(m: Moments, confidence: float = 0.9, tol: float = 1e-7) -> Eps
     rho = m.rho
 
     def cover(d: float) -> float:
-        w = np.exp([est - d, est + d])
-        f = hinkley_cdf(w, m.p1, m.p2, s1, s2, rho)
-        return float(f[1] - f[0])
+        # far out (d in the hundreds) the ratio's CDF at exp(est + d) overflows to NaN: it
+        # is then its limit 1 (no overflow warning for the user to puzzle over)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            w = np.exp(np.clip([est - d, est + d], -745.0, 709.0))
+            f = hinkley_cdf(w, m.p1, m.p2, s1, s2, rho)
+        top = 1.0 if math.isnan(f[1]) else float(f[1])
+        return top - (0.0 if math.isnan(f[0]) else float(f[0]))
 
     hi = max(4 * s1 / max(m.p1, 1e-300) + 4 * s2 / max(m.p2, 1e-300), 1e-9)
     while cover(hi) < target:
