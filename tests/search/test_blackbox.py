@@ -145,3 +145,27 @@ def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
                           seconds=4)
     assert timed.details["n_confirm"] >= b0.details["n_confirm"]
     assert timed.value > 0 and timed.confidence == 0.9
+
+
+def test_an_infinite_estimate_on_few_samples_does_not_hide_the_attack(monkeypatch):
+    """DP-Finder's estimate is infinite when its 2,000 samples never show the event under
+    x' -- for a far tail of Laplace noise, which the fresh sample does show under x': such
+    a triple used to win over the attack unconditionally and certify about 0. It now
+    competes by its projected certificate, and the attack's event certifies Laplace's
+    shift (true eps 0.1; its bound lies above 0.05 by far more than its margin)."""
+    import importlib
+
+    from privet.core.events import Interval
+
+    S = importlib.import_module("privet.search")
+
+    def lucky(mech, rng, args, opts, start=None, optimize=True):
+        return {"x": np.array([0.0]), "x2": np.array([1.0]), "event": Interval(200.0, np.inf),
+                "start_estimate": None, "n": 2000, "estimate": math.inf, "p": (5e-4, 0.0),
+                "optimizer": "stub", "evaluations": 1, "surrogate": None,
+                "status": "candidate infinity (p^(x') = 0)", "seconds": 0.0}
+
+    monkeypatch.setattr(S, "_iteration", lucky)
+    b = privet.search(d.laplace, seed=0, iterations=1, n_cap=1 << 12, n_select=1 << 16,
+                      n_confirm=1 << 20)
+    assert b.witness.event != "ω ∈ (200, ∞]" and b.value > 0.05

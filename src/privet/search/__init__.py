@@ -761,7 +761,17 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
             interrupted_attack = True
         if attack is not None:
             records.append(attack)
-            if best is None or math.isinf(best["estimate"]) is False and \
+            # DP-Finder's triple keeps its place when it is infinite and enumerable noise
+            # can confirm that exactly; otherwise both are judged by their projected
+            # certificates (an event never seen under x' in DP-Finder's 2,000 samples may
+            # certify nothing on the fresh ones)
+            exact_inf = False
+            if best is not None and math.isinf(best["estimate"]):
+                ex = _exact_probabilities(mech, mech.domain.check(best["x"]),
+                                          mech.domain.check(best["x2"]), best["event"],
+                                          resolved)
+                exact_inf = ex is not None and ex[1] == 0 and ex[0] > 0
+            if best is None or not exact_inf and \
                     attack["attack_score"] > paired_projection(mech, best, resolved, opts,
                                                                s_score.spawn(1)[0]):
                 best = attack
