@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..core.events import Event
-from .scores import Bits, Linear, Negated, Score, Stat, Table, score_from_spec
+from .scores import FLIP, Bits, Linear, Negated, Score, Stat, Table, score_from_spec
 
 __all__ = ["Threshold"]
 
@@ -82,21 +82,20 @@ class Threshold(Event):
             text = score.inner.event_text(-t, strict=self.tie > 0.0)
             return text.replace("∈", "\0", 1).replace("∉", "∈", 1).replace("\0", "∉", 1)
         op = "≥" if self.tie > 0 else ">"
-        flip = {"≥": "≤", ">": "<"}
         lin = score if isinstance(score, Linear) else \
             score.inner if isinstance(score, Negated) and isinstance(score.inner, Linear) \
             else None
         if lin is not None:
             # one entry's threshold in its own units (a fitted score is centered, scaled)
-            solved = lin.solved(t, op) if lin is score else lin.solved(-t, flip[op])
+            solved = lin.solved(t, op) if lin is score else lin.solved(-t, FLIP[op])
             if solved is not None:
                 tie = "" if self.tie in (0.0, 1.0) else \
                     f" (outputs exactly at it with probability {self.tie:.3g})"
                 return solved + tie
         if isinstance(score, Stat) and score.sign < 0:
-            return f"{score.negated().describe()} {flip[op]} {-t:.4g}{boundary}"
+            return f"{score.negated().describe()} {FLIP[op]} {-t:.4g}{boundary}"
         if isinstance(score, Negated):
-            return f"{score.inner.describe()} {flip[op]} {-t:.4g}{boundary}"
+            return f"{score.inner.describe()} {FLIP[op]} {-t:.4g}{boundary}"
         return f"{score.describe()} {op} {t:.4g}{boundary}"
 
     def spec(self) -> dict:

@@ -40,6 +40,9 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
+FLIP = {"≥": "≤", ">": "<", "≤": "≥", "<": ">"}  # a comparison seen from the other side
+
+
 class Score:
     """Base class: ``score(outputs) -> (n,) floats``; ``describe()``; ``spec()``."""
 
@@ -136,8 +139,7 @@ class Linear(Score):
         if len(nz) != 1 or nz[0] >= len(self.features.numeric):
             return None
         i = int(nz[0])
-        flip = {"≥": "≤", ">": "<", "≤": "≥", "<": ">"}
-        text = f"{names[i]} {op if w[i] > 0 else flip[op]} {(threshold - const) / w[i]:.4g}"
+        text = f"{names[i]} {op if w[i] > 0 else FLIP[op]} {(threshold - const) / w[i]:.4g}"
         j = self.features.numeric[i][0]
         if any(int(k) == int(j) for k, _ in self.features.indicators):
             inside = {"≥": const >= threshold, ">": const > threshold,

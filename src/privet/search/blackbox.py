@@ -111,7 +111,7 @@ def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = 
         if timed < hi:
             hi = timed
     if counts is None:
-        return max(hi, timed or 0)
+        return hi if timed is None else timed
     limit = float(projected(*counts, n, float(2**40), confidence, method, shrink=SHRINK,
                             share=share))
     size = lo
@@ -121,10 +121,9 @@ def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = 
         if math.isfinite(limit) and got >= limit - CLOSE * abs(limit):
             break
         size *= 2
-    size = min(size, hi)
-    if size >= sizes["n_confirm"] and timed is not None:
-        size = max(size, timed)
-    return int(size)
+    if timed is not None and size >= sizes["n_confirm"]:
+        return int(timed)  # the plan reaches the largest size: the time left decides
+    return int(min(size, hi))
 
 
 def certificate_objective(size: int, confidence: float, paired: bool):
