@@ -10,7 +10,7 @@ import numpy as np
 
 from privet.attacks.inputs import move, pattern_pairs, splits
 from privet.attacks.witness import Budget, Candidate, _Finalist, _next_round, _Pace, _Screened
-from privet.core.events import Event
+from privet.core.events import Event, Interval
 from privet.mechanisms import dpsniper as d
 
 
@@ -113,3 +113,74 @@ def test_a_clear_leader_ends_the_race_when_time_is_budgeted():
     coarse = _finalist(0.10, 0.02, 1 << 20)
     far = _finalist(0.03, 0.005, 1 << 20)
     assert [id(f) for f in _next_round([coarse, far], timed, now, 1e9)] == [id(coarse)]
+
+
+def _noisy_max_truth(cand: Candidate, size: int) -> float:
+    """The certificate a fresh sample of ``size`` pairs projects for ``cand``'s event on
+    DP-Sniper's noisy max releasing the value (Lap(20) on each of 5 entries), from the
+    event's exact probabilities: the event is evaluated on a fine grid of outputs and the
+    max's exact distribution summed over it."""
+    from scipy.stats import laplace
+
+    from privet.attacks.sampling import events_in
+    from privet.stats.bounds import projected
+
+    w = np.linspace(-300.0, 300.0, 60_001)
+    inside = events_in(cand.event, w.reshape(-1, 1)).astype(float)
+    p1, p2 = (float(np.sum(np.diff(np.r_[0.0, np.prod(
+        [laplace.cdf(w, loc=v, scale=20.0) for v in a], axis=0)]) * inside))
+        for a in (cand.x, cand.x2))
+    n = 1e12  # expected counts of a sample this large: the projection of the truth
+    return float(projected(p1 * p2 * n, p1 * (1 - p2) * n, (1 - p1) * p2 * n, n, size,
+                           0.9, "union", shrink=0.0))
+
+
+def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
+    """Report noisy max releasing the value, (0^5) against (1^5): every event ω ≤ t with
+    t ≤ 0 has the ratio e^0.25, larger t lower ones. Chosen on 2^14 selection pairs, the
+    objective's shrink (2 standard errors) prefers a common event past the plateau; with a
+    time budget leaving 2^24 pairs, the winner's score gets a refining sample of a quarter
+    of them (2^21, the largest power of two within it) and the threshold chosen on it
+    projects, from the event's exact probabilities, within two standard errors of the
+    refined log-ratio (sqrt(2 / (2^21 / 32)), about 0.0055 each: 0.011) of the best
+    threshold's projection, on every seed; on 2^14 pairs one seed is farther than that.
+    Without a budget, or when the time left affords less than REFINE_GAIN times the
+    winner's sample, nothing is refined."""
+    from privet.attacks.sampling import select_counts
+    from privet.attacks.witness import REFINE_GAIN, _evaluate, _prepare, _refine
+    from privet.search.blackbox import certificate_objective
+
+    mech = d.vectorized("dpsniper.report_noisy_max3")
+    x, x2, size = np.zeros(5), np.ones(5), 1 << 27
+    objective = certificate_objective(size, 0.9, paired=False)
+    objective.resized = lambda pairs: certificate_objective(int(pairs), 0.9, False)
+    best = max(_noisy_max_truth(Candidate(x, x2, Interval(-math.inf, t), 0.0), size)
+               for t in np.linspace(-2.0, 2.0, 21))
+    margin = 2 * math.sqrt(2 / ((1 << 21) / 32))
+    before, after = [], []
+    for seed in range(3):
+        budget = Budget(n_fit=1 << 14, n_select=1 << 14, seconds=1000.0, models=("stats",))
+        ss = np.random.SeedSequence(seed)
+        fin = _prepare(mech, _Screened(0.0, 0.0, x, x2, "test"), budget, {}, ss, False,
+                       "inprocess", None, ("stats",), size=1 << 14)
+        fin.counts, fin.n, _, _ = select_counts(
+            mech, x, x2, [s for _, s in fin.fitted], [g for g, _ in fin.grids], 1 << 14,
+            args={}, seed=ss.spawn(1)[0], executor="inprocess")
+        _evaluate(fin, objective)
+        before.append(_noisy_max_truth(fin.best, size))
+        finals = [fin]
+        now = time.perf_counter()
+        assert not _refine(mech, finals, objective, Budget(), {}, False, "inprocess", False,
+                           now, 1e9)
+        assert not _refine(mech, finals, objective, budget, {}, False, "inprocess", False,
+                           now, REFINE_GAIN * (1 << 15) / 1000.0)  # a quarter: 2^15
+        assert finals == [fin]
+        assert _refine(mech, finals, objective, budget, {}, False, "inprocess", False,
+                       time.perf_counter(), (1 << 24) / 1000.0)
+        one = finals[0]
+        assert one is not fin and len(one.fitted) == 1 and one.n == (1 << 14) + (1 << 21)
+        _evaluate(one, objective)
+        after.append(_noisy_max_truth(one.best, size))
+    assert all(v >= best - margin for v in after), (best, after)
+    assert min(before) < best - margin, (best, before)
+
