@@ -144,8 +144,9 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
     projects, from the event's exact probabilities, within two standard errors of the
     refined log-ratio (sqrt(2 / (2^21 / 32)), about 0.0055 each: 0.011) of the best
     threshold's projection, on every seed; on 2^14 pairs one seed is farther than that.
-    Without a budget, or when the time left affords less than REFINE_GAIN times the
-    winner's sample, nothing is refined."""
+    Without a budget, when the time left affords less than REFINE_GAIN times the
+    winner's sample, or when the winner's event was never seen under x' (its bound grows
+    with the fresh sample), nothing is refined."""
     from privet.attacks.sampling import select_counts
     from privet.attacks.witness import REFINE_GAIN, _evaluate, _prepare, _refine
     from privet.search.blackbox import certificate_objective
@@ -175,6 +176,11 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
         assert not _refine(mech, finals, objective, budget, {}, False, "inprocess", False,
                            now, REFINE_GAIN * (1 << 15) / 1000.0)  # a quarter: 2^15
         assert finals == [fin]
+        found = fin.best
+        fin.best = Candidate(found.x, found.x2, found.event, found.value, (0.0, 9.0, 0.0), 9)
+        assert not _refine(mech, finals, objective, budget, {}, False, "inprocess", False,
+                           now, (1 << 24) / 1000.0)  # never seen under x': no refinement
+        fin.best = found
         assert _refine(mech, finals, objective, budget, {}, False, "inprocess", False,
                        time.perf_counter(), (1 << 24) / 1000.0)
         one = finals[0]

@@ -490,8 +490,9 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     over ω ≤ 1, 0.2469 instead of 0.25). The winner's best score alone -- its pair and
     model stay -- gets a fresh sample of :data:`REFINE` of the pairs the time left affords
     at ``rate`` (a power of two, when at least :data:`REFINE_GAIN` times its selection
-    sample), its counts add to the race's, and its threshold (and orientation) is chosen
-    again, judged at the fresh sample the time then left affords. The fresh certifying
+    sample; not for an event never seen under x' in the race), its counts add to the
+    race's, and its threshold (and orientation) is chosen again, judged at the fresh
+    sample the time then left affords. The fresh certifying
     sample is still drawn after it and alone certifies. Returns whether it refined (the
     winner in ``finals`` is then a finalist of that one score)."""
     resized = getattr(objective, "resized", None)
@@ -500,8 +501,12 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     if resized is None or pairs is None or not ranked:
         return False
     win = max(ranked, key=lambda f: f.best.value)
-    if win.fitted[win.index][0] == "given":
-        return False  # a given event has no threshold to choose
+    n11, _, n01 = win.best.counts
+    if win.fitted[win.index][0] == "given" or n11 + n01 <= 0:
+        # a given event has no threshold to choose; an event never seen under x' has a
+        # bound that grows with the fresh sample (ln 4/3 lower for a quarter less), more
+        # than a finer threshold would give
+        return False
     size = 1 << int(math.floor(math.log2(max(REFINE * pairs, 1.0))))
     if size < REFINE_GAIN * max(win.n, 1):
         return False
