@@ -182,7 +182,7 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
                            now, (1 << 24) / 1000.0)  # never seen under x': no refinement
         fin.best = found
         assert _refine(mech, finals, objective, budget, {}, False, "inprocess", False,
-                       time.perf_counter(), (1 << 24) / 1000.0)
+                       time.perf_counter(), (1 << 24) / 1000.0) == 1 << 21
         one = finals[0]
         assert one is not fin and len(one.fitted) == 1 and one.n == (1 << 14) + (1 << 21)
         _evaluate(one, objective)

@@ -385,6 +385,7 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     best: Candidate | None = None
     finals: list[_Finalist] = []
     rate = certify_rate = fitted = raced = 0.0
+    refined = 0  # the pairs of the winner's refining sample
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
             left = len(cands) + budget.iterations
@@ -433,8 +434,9 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                                        executor, progress, t0, cheap.per_pair)
             _rejudge(finals, objective, budget.seconds, t0, certify_rate)
             raced = time.perf_counter() - t0
-            if _refine(mech, finals, objective, budget, args, paired, executor, progress,
-                       t0, certify_rate):
+            refined = _refine(mech, finals, objective, budget, args, paired, executor,
+                              progress, t0, certify_rate)
+            if refined:
                 _rejudge(finals, objective, budget.seconds, t0, certify_rate)
         except KeyboardInterrupt:
             interrupted = True
@@ -446,7 +448,8 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                           "d1": fin.item.x.tolist(), "d2": fin.item.x2.tolist(),
                           "value": got.value if got else None,
                           "model": got.model if got else "", "n": fin.n,
-                          "seconds": round(time.perf_counter() - t0, 3)})
+                          "seconds": round(time.perf_counter() - t0, 3),
+                          "refined": refined if len(fin.fitted) == 1 and refined else 0})
     if best is not None:
         best.extra["pairs_per_second"] = rate
         best.extra["certify_pairs_per_second"] = certify_rate
@@ -480,7 +483,7 @@ REFINE_GAIN = 4     # ... drawn when it is at least this many times the winner's
 
 def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budget: Budget,
             args, paired: bool, executor: Any, progress: bool, t0: float, rate: float
-            ) -> bool:
+            ) -> int:
     """With a time budget, choose the race winner's threshold again on a larger sample.
 
     The race ends once the winner is clear, often while its threshold is still chosen on
@@ -492,24 +495,24 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     at ``rate`` (a power of two, when at least :data:`REFINE_GAIN` times its selection
     sample; not for an event never seen under x' in the race), its counts add to the
     race's, and its threshold (and orientation) is chosen again, judged at the fresh
-    sample the time then left affords. The fresh certifying
-    sample is still drawn after it and alone certifies. Returns whether it refined (the
-    winner in ``finals`` is then a finalist of that one score)."""
+    sample the time then left affords. The fresh certifying sample is still drawn after
+    it and alone certifies. Returns the pairs of the refining sample (0: none; the winner
+    in ``finals`` is then a finalist of that one score)."""
     resized = getattr(objective, "resized", None)
     pairs = affordable(budget.seconds, t0, rate)
     ranked = [f for f in finals if f.best is not None and f.index >= 0 and f.counts]
     if resized is None or pairs is None or not ranked:
-        return False
+        return 0
     win = max(ranked, key=lambda f: f.best.value)
     n11, _, n01 = win.best.counts
     if win.fitted[win.index][0] == "given" or n11 + n01 <= 0:
         # a given event has no threshold to choose; an event never seen under x' has a
         # bound that grows with the fresh sample (ln 4/3 lower for a quarter less), more
         # than a finer threshold would give
-        return False
+        return 0
     size = 1 << int(math.floor(math.log2(max(REFINE * pairs, 1.0))))
     if size < REFINE_GAIN * max(win.n, 1):
-        return False
+        return 0
     k = win.index
     counts, n, stopped, _ = select_counts(
         mech, win.item.x, win.item.x2, [win.fitted[k][1]], [win.grids[k][0]], size,
@@ -518,11 +521,11 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     if stopped:
         raise KeyboardInterrupt
     if counts is None:
-        return False
+        return 0
     one = _Finalist(win.item, [win.fitted[k]], [win.grids[k]], win.seeds,
                     counts=[win.counts[k] + counts[0]], n=win.n + n, first=win.first)
     finals[finals.index(win)] = one
-    return True
+    return int(n)
 
 
 def _optimistic(item: _Screened) -> float:
