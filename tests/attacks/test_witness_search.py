@@ -185,6 +185,7 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
                        time.perf_counter(), (1 << 24) / 1000.0) == 1 << 21
         one = finals[0]
         assert one is not fin and len(one.fitted) == 1 and one.n == (1 << 14) + (1 << 21)
+        assert one.refined == 1 << 21 and fin.refined == 0
         _evaluate(one, objective)
         after.append(_noisy_max_truth(one.best, size))
     assert all(v >= best - margin for v in after), (best, after)

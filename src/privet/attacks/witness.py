@@ -385,7 +385,6 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     best: Candidate | None = None
     finals: list[_Finalist] = []
     rate = certify_rate = fitted = raced = 0.0
-    refined = 0  # the pairs of the winner's refining sample
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
             left = len(cands) + budget.iterations
@@ -434,9 +433,8 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                                        executor, progress, t0, cheap.per_pair)
             _rejudge(finals, objective, budget.seconds, t0, certify_rate)
             raced = time.perf_counter() - t0
-            refined = _refine(mech, finals, objective, budget, args, paired, executor,
-                              progress, t0, certify_rate)
-            if refined:
+            if _refine(mech, finals, objective, budget, args, paired, executor, progress,
+                       t0, certify_rate):
                 _rejudge(finals, objective, budget.seconds, t0, certify_rate)
         except KeyboardInterrupt:
             interrupted = True
@@ -449,13 +447,12 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                           "value": got.value if got else None,
                           "model": got.model if got else "", "n": fin.n,
                           "seconds": round(time.perf_counter() - t0, 3),
-                          "refined": refined if len(fin.fitted) == 1 and refined else 0})
+                          "refined": fin.refined})
     if best is not None:
         best.extra["pairs_per_second"] = rate
         best.extra["certify_pairs_per_second"] = certify_rate
-        # seconds from the start at which the fits and the race ended
-        best.extra["stages"] = {"fits": round(fitted, 3), "race": round(raced or
-                                                                       fitted, 3),
+        # seconds from the start at which the fits, the race and the refining ended
+        best.extra["stages"] = {"fits": round(fitted, 3), "race": round(raced, 3),
                                 "refine": round(time.perf_counter() - t0, 3)}
     return best, trace, interrupted
 
@@ -523,7 +520,8 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     if counts is None:
         return 0
     one = _Finalist(win.item, [win.fitted[k]], [win.grids[k]], win.seeds,
-                    counts=[win.counts[k] + counts[0]], n=win.n + n, first=win.first)
+                    counts=[win.counts[k] + counts[0]], n=win.n + n, first=win.first,
+                    refined=int(n))
     finals[finals.index(win)] = one
     return int(n)
 
@@ -592,6 +590,7 @@ class _Finalist:
     upper: float = -math.inf  # its best event's value without the shrink
     first: int = 0  # the pairs its models were fitted on: the least first round
     index: int = -1  # the fitted score of its best event
+    refined: int = 0  # the pairs of its refining sample (:func:`_refine`)
 
 
 def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
