@@ -497,7 +497,7 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     in ``finals`` is then a finalist of that one score)."""
     resized = getattr(objective, "resized", None)
     pairs = affordable(budget.seconds, t0, rate)
-    ranked = [f for f in finals if f.best is not None and f.index >= 0 and f.counts]
+    ranked = [f for f in finals if f.best is not None]  # evaluated: index and counts set
     if resized is None or pairs is None or not ranked:
         return 0
     win = max(ranked, key=lambda f: f.best.value)
