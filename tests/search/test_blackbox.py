@@ -122,9 +122,9 @@ def test_the_time_left_sizes_a_fresh_sample_beyond_the_largest_plan():
 
 
 def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
-    """A white box searched with ``seconds`` given: a probe of 2^20 pairs timed at 0.5 s
-    (a clock that says so) leaves 55 - 5.5 = 49.5 s at 2^21 pairs per second, so the fresh
-    sample is 2^21 x 49.5 rounded down to 2^20 pairs (99 x 2^20); never below the plan,
+    """A white box searched with ``seconds`` given: a probe of 2^22 pairs timed at 0.5 s
+    (a clock that says so) leaves 55 - 5.5 = 49.5 s at 2^23 pairs per second, so the fresh
+    sample is 2^23 x 49.5 rounded down to 2^22 pairs (99 x 2^22); never below the plan,
     and at most 2^31. End to end, the timed search certifies on at least the planned
     sample, drawn after the probe."""
     from privet.core.events import from_spec
@@ -136,7 +136,7 @@ def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
     ticks = iter([100.0, 100.5])
     got = _timed_size(d.laplace, best, {}, opts, 95.0, 1 << 22, np.random.SeedSequence(0),
                       None, clock=lambda: next(ticks))
-    assert got == 99 << 20
+    assert got == 99 << 22
     ticks = iter([100.0, 100.5])
     late = _timed_size(d.laplace, best, {}, opts, 40.0, 1 << 22, np.random.SeedSequence(0),
                        None, clock=lambda: next(ticks))
@@ -145,6 +145,25 @@ def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
                           seconds=4)
     assert timed.details["n_confirm"] >= b0.details["n_confirm"]
     assert timed.value > 0 and timed.confidence == 0.9
+
+
+def test_a_given_time_budget_runs_the_attack_on_few_outputs_too():
+    """SVT1 (c = 1) has 11 distinct outputs, so by default DP-Finder's singletons stand in
+    for the attack once they found a triple; with ``seconds`` given the attack runs too
+    (DP-Finder's p_min of 0.01 keeps it from a True after nine FALSE answers, p = 0.0025 at
+    the domain's ends), and ``attack=False`` still turns it off. End to end, the timed
+    search's trace has the attack's record, judged at the planned paired sample."""
+    from privet.search.blackbox import wants_attack
+
+    best = {"estimate": 0.05}
+    rng = np.random.default_rng(0)
+    assert not wants_attack(d.svt1, {"attack": "auto", "timed": False}, {}, best, rng)
+    assert wants_attack(d.svt1, {"attack": "auto", "timed": True}, {}, best, rng)
+    assert not wants_attack(d.svt1, {"attack": False, "timed": True}, {}, best, rng)
+    b = privet.search(d.svt1, seed=0, iterations=1, n_cap=1 << 11, n_select=1 << 14,
+                      models=("table",), seconds=3)
+    rows = [r for r in b.details["trace"] if r["status"] == "classifier attack"]
+    assert len(rows) == 1 and b.confidence == 0.9
 
 
 def test_an_infinite_estimate_on_few_samples_does_not_hide_the_attack(monkeypatch):

@@ -400,7 +400,9 @@ TRUE_EPSILON_NOTES = {
                      "value cost at most eps/(2c) at a fixed threshold, with equality far "
                      "below it (c - 1 values, then n - c FALSE, the last value at query n); "
                      "it grows with n (Lyu et al.: not eps'-DP for any eps')",
-    "dpsniper.svt4": "not known exactly; Lyu et al. bound it by 7 eps / 4 = 0.175 for c = 1",
+    "dpsniper.svt4": "not known exactly; between 0.1748 (svt_instance_lower: the exact ratio "
+                     "of one answer on one pair) and Lyu et al.'s bound 7 eps / 4 = 0.175 "
+                     "for c = 1",
     "dpsniper.svt5": "answers impossible on one side",
     "dpsniper.svt6": "not known exactly; at most 10 x eps / 2 = 0.5 for 10 queries",
     "dpsniper.rappor": "exact: bit cost x most differing Bloom-filter bits of neighbors",
@@ -415,6 +417,62 @@ TRUE_EPSILON_NOTES = {
 # Upper bounds from the literature where the exact value is not known (for reports).
 UPPER_BOUND = {"dpsniper.svt4": 7 * EPSILON / 4,
                "dpsniper.svt6": 10 * EPSILON / 2, "dpsniper.numerical_svt": EPSILON}
+
+
+# -- sparse vector with c = 1: output probabilities by quadrature -----------------------------
+
+# (threshold T, threshold noise scale, query noise scale) at eps = 0.1, c = 1
+SVT_SCALES = {"dpsniper.svt1": (0.5, 2 / EPSILON, 4 / EPSILON),
+              "dpsniper.svt2": (1.0, 2 / EPSILON, 4 / EPSILON),
+              "dpsniper.svt4": (1.0, 4 / EPSILON, 4 / (3 * EPSILON))}
+# a neighboring pair of the domain and its answer "k FALSE, then True" (ABORTED after), the
+# best of the step pairs 0^k 1 0^(9-k) against 1^k 0 0^(9-k) with the FALSE entries at
+# lo / lo + 1 and the True one at hi / hi - 1 over lo, hi in a grid of the domain
+SVT_WITNESS = {
+    "dpsniper.svt1": ((9.0,) * 9 + (-9.0,), (10.0,) * 9 + (-10.0,), 9),
+    "dpsniper.svt2": ((9.0,) * 9 + (-9.0,), (10.0,) * 9 + (-10.0,), 9),
+    "dpsniper.svt4": ((0.0,) * 9 + (1.0,), (1.0,) * 9 + (0.0,), 9),
+}
+
+
+def svt_answer_probability(a, k: int, T: float, rho_scale: float, nu_scale: float) -> float:
+    """P[the first k answers FALSE, answer k True] (k = len(a): every answer FALSE) of the
+    sparse vector a_i + Lap(nu_scale) >= T + Lap(rho_scale) with c = 1, by adaptive
+    quadrature over the threshold noise (the integrand's kinks, at 0 and a_i - T, are
+    breakpoints; beyond 60 scales the mass is below 1e-26)."""
+    from scipy import integrate
+
+    a = np.asarray(a, dtype=float)
+
+    def cdf(z):
+        return 0.5 * math.exp(z / nu_scale) if z < 0 else 1.0 - 0.5 * math.exp(-z / nu_scale)
+
+    def f(r):
+        g = math.exp(-abs(r) / rho_scale) / (2 * rho_scale)
+        for v in a[:k]:
+            g *= cdf(T + r - v)
+        if k < len(a):
+            g *= 1.0 - cdf(T + r - a[k])
+        return g
+
+    span = 60 * max(rho_scale, nu_scale)
+    kinks = sorted({0.0, *(float(v) - T for v in a[: k + 1])})
+    edges = [-span, *kinks, span]
+    return float(sum(integrate.quad(f, lo, hi, epsabs=0, epsrel=1e-11, limit=200)[0]
+                     for lo, hi in zip(edges[:-1], edges[1:])))
+
+
+def svt_instance_lower(name: str) -> float | None:
+    """A lower bound on the instance's epsilon over its domain: the exact log-ratio (by
+    :func:`svt_answer_probability`) of :data:`SVT_WITNESS`'s answer on its pair; None for
+    mechanisms without one. SVT1 and SVT2: 0.0996 of their 0.1; SVT4: 0.1748 of Lyu et
+    al.'s bound 0.175."""
+    if name not in SVT_WITNESS:
+        return None
+    x, x2, k = SVT_WITNESS[name]
+    scales = SVT_SCALES[name]
+    return math.log(svt_answer_probability(x, k, *scales)
+                    / svt_answer_probability(x2, k, *scales))
 
 
 KNOWN: dict[str, Callable[[float, int | None, Mapping[str, Any]], float | None]] = {
@@ -506,5 +564,6 @@ def vectorized(name: str) -> Mechanism:
                            domain=m.domain, true_epsilon=m.true_epsilon, source=m.source)
 
 
-__all__ = ["DP_SNIPER", "KNOWN", "MECHANISMS", "TRUE_EPSILON_NOTES", "UPPER_BOUND", "bloom_bits",
-           "murmur3_32", "rappor_epsilon", "vectorized"]
+__all__ = ["DP_SNIPER", "KNOWN", "MECHANISMS", "SVT_WITNESS", "TRUE_EPSILON_NOTES", "UPPER_BOUND",
+           "bloom_bits", "murmur3_32", "rappor_epsilon", "svt_answer_probability",
+           "svt_instance_lower", "vectorized"]

@@ -138,8 +138,9 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=flags.seconds, default=argparse.SUPPRESS, metavar="S",
                    help="black boxes: the wall time the search and its certificate aim at "
                         "(default 55; 0: no limit, the full sample sizes, so that --seed "
-                        "replays the same figures on any machine); white boxes: given, the "
-                        "fresh paired sample also takes the time left")
+                        "replays the same figures on any machine); white boxes: given, it is "
+                        "spent as a black box's (the attack runs on few outputs too, and "
+                        "the fresh paired sample takes the time left)")
     flags.add_target_options(p)
     flags.add_float_features_option(p)
     add_html_option(p)

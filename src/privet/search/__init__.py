@@ -669,9 +669,11 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     so a slow black box may take longer, and the fresh sample's size depends on the
     machine's speed; a plan that reaches the largest fresh sample, 2^27 pairs, takes the
     time left instead; None: no limit, the full sizes. White boxes: the attack family's
-    stages aim at it; given explicitly, with ``n_confirm`` left at None, the fresh paired
-    sample also takes the time left, timed on a throwaway probe, never below its planned
-    size).
+    stages aim at it; given explicitly, with ``n_confirm`` left at None, it is spent as a
+    black box's: the attack family runs even on few distinct outputs, its stages aim at the
+    time DP-Finder left and its finalists are judged at the fresh sample that time affords,
+    and the fresh paired sample takes the time left, timed on a throwaway probe, never
+    below its planned size).
     Half of the search's iterations on discrete outputs start from the singleton whose
     frequencies under x and x' differ most (probes of 2,000 runs each); random search always
     draws Phi at random.
@@ -756,7 +758,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     if not random_only and len(records) == int(iterations) and wants_attack(
             mech, opts, resolved, best, np.random.default_rng(s_score)):
         attack, cut = attack_family(mech, resolved, opts, iterations, s_attack, executor,
-                                    progress, starting)
+                                    progress, starting, t0)
         if cut:
             interrupted_attack = True
         if attack is not None:
@@ -824,7 +826,10 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     return bound
 
 
-TIMED_PROBE = 1 << 20   # pairs of the throwaway sample that times a white box's certificate
+# pairs of the throwaway sample that times a white box's certificate: 16 chunks, so two
+# workers share it evenly and its pace is the fresh sample's (2^20 pairs, 0.2 s, misjudged
+# the pace by a third either way)
+TIMED_PROBE = 1 << 22
 TIMED_MAX = 1 << 31     # the largest fresh sample the time left may buy
 
 
@@ -833,7 +838,7 @@ def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, 
     """A white box searched with ``seconds`` given: the fresh sample takes the time left of
     it, at the pace of a timed probe of the same certificate on a throwaway sample of
     :data:`TIMED_PROBE` pairs (its counts are dropped: only the sample drawn after it
-    certifies), rounded down to 2^20 pairs, never below the planned ``size`` and at most
+    certifies), rounded down to a multiple of it, never below the planned ``size`` and at most
     :data:`TIMED_MAX`; an exact confirmation (enumerable noise) needs no sample."""
     tick = clock()
     probe = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=TIMED_PROBE,

@@ -279,7 +279,10 @@ def wants_attack(mech: Mechanism, opts: dict, args: dict, best: dict | None,
     choice = opts.get("attack", "auto")
     if choice in (True, False):
         return bool(choice)
-    if best is None:
+    if best is None or opts.get("timed"):
+        # a time budget given explicitly is spent: the attack's patterns (stretched to the
+        # domain's ends) and local search find pairs DP-Finder's p_min keeps it from
+        # (sparse vector: a True after nine FALSE answers, p < 0.01)
         return True
     from ..attacks.inputs import default_length, domain_range
     from ..attacks.train import distinct_rows
@@ -302,32 +305,47 @@ def white_size(opts: dict) -> int:
 
 def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
                   seed: np.random.SeedSequence, executor: Any, progress: bool,
-                  starting: tuple | None) -> tuple[dict | None, bool]:
+                  starting: tuple | None, t0: float | None = None
+                  ) -> tuple[dict | None, bool]:
     """The classifier attack on a white box: paired samples (Replay) train and select, the
     objective is the paired certificate (sizes: ``n_cap``, default 2^14 per screened pair;
     ``n_select``, default 2^20); returns a DP-Finder-style record (or None) and whether
-    Ctrl-C cut the attack short."""
+    Ctrl-C cut the attack short. With ``seconds`` given explicitly (``opts['timed']``),
+    the attack's stages aim at the time left of it counted from the search's start ``t0``,
+    and its race judges and refines its finalists at the fresh paired sample that time
+    affords (:func:`_timed_size` sizes that sample the same way); its ``attack_score`` is
+    its projected certificate at the planned size, as DP-Finder's triple is judged."""
     size = white_size(opts)
+    confidence = float(opts["confidence"])
     n_select = int(opts.get("n_select") or WHITE.n_select)
+    seconds = opts.get("seconds", SECONDS)
+    objective = certificate_objective(size, confidence, paired=True)
+    if opts.get("timed") and seconds is not None and not opts.get("n_confirm"):
+        from . import TIMED_MAX
+
+        start = time.perf_counter() if t0 is None else t0
+        seconds = max(float(seconds) - (time.perf_counter() - start), 1.0)
+        objective.resized = lambda pairs: certificate_objective(
+            int(min(max(size, pairs), TIMED_MAX)), confidence, paired=True)
     budget = Budget(n_train=int(opts.get("n_cap") or WHITE.n_train),
                     n_fit=min(WHITE.n_fit, n_select), n_select=n_select,
                     random_pairs=int(iterations), iterations=int(iterations),
                     finalists=WHITE.finalists, models=tuple(opts.get("models") or WHITE.models),
-                    float_features=opts.get("float_features", "auto"),
-                    seconds=opts.get("seconds", SECONDS))
+                    float_features=opts.get("float_features", "auto"), seconds=seconds)
     cand, trace, interrupted = search_witness(
-        mech, certificate_objective(size, float(opts["confidence"]), paired=True),
-        budget=budget, args=args, seed=seed,
+        mech, objective, budget=budget, args=args, seed=seed,
         executor="inprocess" if executor is None else executor, progress=progress,
         start=starting, length=opts.get("length"))
     if cand is None or interrupted:
         return None, interrupted
     n11, n10, n01 = cand.counts
     k1, k2 = n11 + n10, n11 + n01
+    score = float(np.asarray(certificate_objective(size, confidence, paired=True)(
+        n11, n10, n01, cand.n)))
     return {"x": cand.x, "x2": cand.x2, "event": cand.event, "start_estimate": None,
             "n": cand.n, "estimate": _ratio(k1, k2), "p": (k1 / cand.n, k2 / cand.n),
             "optimizer": f"classifier attack ({cand.model})", "evaluations": len(trace),
-            "surrogate": None, "status": "classifier attack", "attack_score": cand.value,
+            "surrogate": None, "status": "classifier attack", "attack_score": score,
             "seconds": trace[-1]["seconds"] if trace else 0.0, "size": size}, False
 
 
