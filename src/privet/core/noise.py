@@ -821,12 +821,18 @@ def value_codes(rows: np.ndarray, values) -> np.ndarray:
     per-entry search, no strided column gathers."""
     rows = np.asarray(rows)
     base = len(values) + 1
-    if rows.ndim == 2 and rows.shape[1] * math.log2(base) < 52:
-        # the digits as doubles, combined by one matrix-vector product: exact below 2**53,
-        # and four to five times faster than adding up strided integer columns
-        digits = np.zeros(rows.shape)
+    if rows.ndim == 2 and rows.shape[1] * math.log2(base) < 52 and base < 256:
+        # one byte per digit, built in place (each equality mask is reused as bytes), then
+        # combined by one matrix-vector product in doubles: exact below 2**53, and four to
+        # five times faster than adding up strided integer columns
+        digits = np.zeros(rows.shape, dtype=np.uint8)
+        hit = np.empty(rows.shape, dtype=bool)
+        as_bytes = hit.view(np.uint8)
         for k, v in enumerate(values):
-            digits += (rows == v) * (k + 1.0)
+            np.equal(rows, v, out=hit)
+            if k:
+                np.multiply(as_bytes, k + 1, out=as_bytes)
+            np.add(digits, as_bytes, out=digits)
         weights = float(base) ** np.arange(rows.shape[1] - 1, -1, -1)
         return (digits @ weights).astype(np.int64)
     idx = np.zeros(rows.shape, dtype=np.uint8 if len(values) < 255 else np.int64)
