@@ -425,9 +425,9 @@ UPPER_BOUND = {"dpsniper.svt4": 7 * EPSILON / 4,
 SVT_SCALES = {"dpsniper.svt1": (0.5, 2 / EPSILON, 4 / EPSILON),
               "dpsniper.svt2": (1.0, 2 / EPSILON, 4 / EPSILON),
               "dpsniper.svt4": (1.0, 4 / EPSILON, 4 / (3 * EPSILON))}
-# a neighboring pair of the domain and its answer "k FALSE, then True" (ABORTED after), the
-# best of the step pairs 0^k 1 0^(9-k) against 1^k 0 0^(9-k) with the FALSE entries at
-# lo / lo + 1 and the True one at hi / hi - 1 over lo, hi in a grid of the domain
+# a neighboring pair of the domain and its answer "k FALSE, then True" (ABORTED after): the
+# best found among step pairs whose k FALSE entries are at lo (x) and lo + 1 (x') and whose
+# True entry is at hi and hi - 1, over lo, hi on a grid of the domain
 SVT_WITNESS = {
     "dpsniper.svt1": ((9.0,) * 9 + (-9.0,), (10.0,) * 9 + (-10.0,), 9),
     "dpsniper.svt2": ((9.0,) * 9 + (-9.0,), (10.0,) * 9 + (-10.0,), 9),

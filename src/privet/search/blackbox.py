@@ -340,8 +340,7 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
         return None, interrupted
     n11, n10, n01 = cand.counts
     k1, k2 = n11 + n10, n11 + n01
-    score = float(np.asarray(certificate_objective(size, confidence, paired=True)(
-        n11, n10, n01, cand.n)))
+    score = float(np.asarray(objective(n11, n10, n01, cand.n)))  # at the planned size
     return {"x": cand.x, "x2": cand.x2, "event": cand.event, "start_estimate": None,
             "n": cand.n, "estimate": _ratio(k1, k2), "p": (k1 / cand.n, k2 / cand.n),
             "optimizer": f"classifier attack ({cand.model})", "evaluations": len(trace),
