@@ -813,38 +813,46 @@ def row_codes(flat: np.ndarray) -> np.ndarray:
 
 
 def value_codes(rows: np.ndarray, values) -> np.ndarray:
-    """One int64 code per row of a matrix whose entries take a few known ``values``: each
-    entry's index among them plus one (0: not one of them), the digits of a row in base
-    ``len(values) + 1`` (the caller keeps that below 2**63). Unlike :func:`row_codes`, the
-    codes depend only on the ``values`` given, not on the rows seen, so rows coded in
-    different batches compare. One equality pass over the whole matrix per value: no
-    per-entry search, no strided column gathers."""
+    """One int64 code per row of a matrix whose entries take a few known (distinct)
+    ``values``: each entry's index among them plus one (0: not one of them), the digits of
+    a row in base ``len(values) + 1`` (the caller keeps that below 2**63). Unlike
+    :func:`row_codes`, the codes depend only on the ``values`` given, not on the rows seen,
+    so rows coded in different batches compare. One equality pass over the whole matrix
+    per value: no per-entry search, no strided column gathers."""
     rows = np.asarray(rows)
     base = len(values) + 1
-    if rows.ndim == 2 and rows.shape[1] * math.log2(base) < 52 and base < 256:
-        # one byte per digit, built in place (each equality mask is reused as bytes), then
+    digits = _value_digits(rows, values)
+    if rows.ndim == 2 and rows.shape[1] * math.log2(base) < 52:
         # combined by one matrix-vector product in doubles: exact below 2**53, and four to
         # five times faster than adding up strided integer columns
+        weights = float(base) ** np.arange(rows.shape[1] - 1, -1, -1)
+        return (digits @ weights).astype(np.int64)
+    codes = digits[:, 0].astype(np.int64)
+    for j in range(1, rows.shape[1]):
+        codes *= base
+        codes += digits[:, j]
+    return codes
+
+
+def _value_digits(rows: np.ndarray, values) -> np.ndarray:
+    """Each entry's index among the distinct ``values`` plus one (0: none of them). Below
+    255 values, one byte per entry, built in place: each equality mask, read as bytes, is
+    scaled and added (twice as fast as a masked copy per value)."""
+    hit = np.empty(rows.shape, dtype=bool)
+    if len(values) < 255:
         digits = np.zeros(rows.shape, dtype=np.uint8)
-        hit = np.empty(rows.shape, dtype=bool)
         as_bytes = hit.view(np.uint8)
         for k, v in enumerate(values):
             np.equal(rows, v, out=hit)
             if k:
                 np.multiply(as_bytes, k + 1, out=as_bytes)
             np.add(digits, as_bytes, out=digits)
-        weights = float(base) ** np.arange(rows.shape[1] - 1, -1, -1)
-        return (digits @ weights).astype(np.int64)
-    idx = np.zeros(rows.shape, dtype=np.uint8 if len(values) < 255 else np.int64)
-    hit = np.empty(rows.shape, dtype=bool)
+        return digits
+    digits = np.zeros(rows.shape, dtype=np.int64)
     for k, v in enumerate(values):
         np.equal(rows, v, out=hit)
-        np.copyto(idx, k + 1, where=hit, casting="unsafe")
-    codes = idx[:, 0].astype(np.int64)
-    for j in range(1, rows.shape[1]):
-        codes *= len(values) + 1
-        codes += idx[:, j]
-    return codes
+        np.copyto(digits, k + 1, where=hit)
+    return digits
 
 
 PROBE_ROWS = 4096  # a column's values are first guessed from this many of its rows

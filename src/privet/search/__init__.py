@@ -850,6 +850,12 @@ def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, 
         return size
     left = float(opts["seconds"]) - (now - t0)
     afford = int(TIMED_PROBE / took * max(left, 0.0)) // TIMED_PROBE * TIMED_PROBE
+    return timed_pairs(size, afford)
+
+
+def timed_pairs(size: int, afford: float) -> int:
+    """The fresh sample a white box's time budget buys: the ``afford`` pairs the time left
+    allows, never below the planned ``size`` and at most :data:`TIMED_MAX`."""
     return int(min(max(size, afford), TIMED_MAX))
 
 

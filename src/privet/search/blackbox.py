@@ -305,8 +305,7 @@ def white_size(opts: dict) -> int:
 
 def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
                   seed: np.random.SeedSequence, executor: Any, progress: bool,
-                  starting: tuple | None, t0: float | None = None
-                  ) -> tuple[dict | None, bool]:
+                  starting: tuple | None, t0: float) -> tuple[dict | None, bool]:
     """The classifier attack on a white box: paired samples (Replay) train and select, the
     objective is the paired certificate (sizes: ``n_cap``, default 2^14 per screened pair;
     ``n_select``, default 2^20); returns a DP-Finder-style record (or None) and whether
@@ -321,12 +320,11 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
     seconds = opts.get("seconds", SECONDS)
     objective = certificate_objective(size, confidence, paired=True)
     if opts.get("timed") and seconds is not None and not opts.get("n_confirm"):
-        from . import TIMED_MAX
+        from . import timed_pairs
 
-        start = time.perf_counter() if t0 is None else t0
-        seconds = max(float(seconds) - (time.perf_counter() - start), 1.0)
+        seconds = max(float(seconds) - (time.perf_counter() - t0), 1.0)
         objective.resized = lambda pairs: certificate_objective(
-            int(min(max(size, pairs), TIMED_MAX)), confidence, paired=True)
+            timed_pairs(size, pairs), confidence, paired=True)
     budget = Budget(n_train=int(opts.get("n_cap") or WHITE.n_train),
                     n_fit=min(WHITE.n_fit, n_select), n_select=n_select,
                     random_pairs=int(iterations), iterations=int(iterations),
