@@ -191,3 +191,49 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
     assert all(v >= best - margin for v in after), (best, after)
     assert min(before) < best - margin, (best, before)
 
+
+
+def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_samples():
+    """Three outputs: 2 has ratio 4 (p = 0.02 against 0.005), 1 ratio 2 (0.10 against
+    0.05), 0 the rest. A table fitted as if 1 were the stronger (its fit sample misordered
+    them) only offers {1}, {1, 2} and everything; reordered on 2^16 selection pairs (output 2
+    then shows about 1300 times under x and 330 under x', a log-ratio standard error near
+    0.06 against ln 4 - ln 2 = 0.69 between the two) its best event is output 2 alone. The
+    reordered counts are those of the new table's own events on the same draws, and samples
+    of the paired kind are left in the fitted order."""
+    from privet.attacks.scores import Table
+    from privet.attacks.threshold import at_least, tails
+    from privet.attacks.witness import _evaluate, _reordered
+    from privet.search.blackbox import certificate_objective
+
+    rng = np.random.default_rng(7)
+    n = 1 << 16
+    o1 = rng.choice(3, size=n, p=[0.88, 0.10, 0.02]).astype(float)
+    o2 = rng.choice(3, size=n, p=[0.945, 0.05, 0.005]).astype(float)
+    fitted = Table(((0.0,), (1.0,), (2.0,)), (-0.1, 0.9, 0.6))  # 1 above 2: misordered
+    grid = np.array([-0.1, 0.6, 0.9])
+    arr = tails(fitted(o1), fitted(o2), grid)
+    table, new, arr2 = _reordered(fitted, grid, arr, n)
+    assert table.values[2] > table.values[1] > table.values[0]
+    s1, s2 = table(o1), table(o2)
+    for side in (0, 1):  # upper tails {s >= t}, then lower ones {s <= t}, as tails() gives
+        k1 = at_least(s1, new) if side == 0 else n - at_least(s1, np.nextafter(new, np.inf))
+        k2 = at_least(s2, new) if side == 0 else n - at_least(s2, np.nextafter(new, np.inf))
+        got = arr2[side]
+        k1, k2 = (k1, k2) if side == 0 else (k1[::-1], k2[::-1])
+        assert np.allclose(got[0] + got[1], k1) and np.allclose(got[0] + got[2], k2)
+    objective = certificate_objective(1 << 24, 0.9, paired=False)
+    picks = {}
+    for independent in (True, False):
+        fin = _Finalist(_Screened(0.0, 0.0, np.zeros(1), np.ones(1), "test"),
+                        [("table", fitted)], [(grid, True)], np.random.SeedSequence(0),
+                        counts=[arr], n=n, independent=independent)
+        _evaluate(fin, objective)
+        picks[independent] = fin.best
+    best = picks[True]
+    assert best.model == "table (cells reordered)"
+    assert np.array_equal(best.event.contains(np.array([0.0, 1.0, 2.0])), [False, False, True])
+    # reordered: ln 4 = 1.39 less the shrink (2 standard errors, 0.12) and the fresh sample's
+    # margin; fitted order: {1, 2}, ln(0.12 / 0.055) = 0.78 less 0.04. The gap, about 0.42,
+    # has a standard error near 0.06 (output 2's counts): 0.3 is two of them below it
+    assert best.value > picks[False].value + 0.3 and picks[False].model == "table"

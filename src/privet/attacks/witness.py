@@ -58,7 +58,7 @@ from .events import Threshold
 from .features import Batch, BitView, bit_views, fit_features, raw, rows_of, shape_error
 from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
 from .sampling import draw_pair, events_in, paired_sampling, select_counts
-from .scores import Bits, Score
+from .scores import Bits, Score, Table
 from .threshold import (
     ORIENTATIONS,
     Choice,
@@ -591,6 +591,7 @@ class _Finalist:
     first: int = 0  # the pairs its models were fitted on: the least first round
     index: int = -1  # the fitted score of its best event
     refined: int = 0  # the pairs of its refining sample (:func:`_refine`)
+    independent: bool = False  # independent samples: its tables' cells can be reordered
 
 
 def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
@@ -611,7 +612,7 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
-    return _Finalist(item, fitted, grids, s_sel, first=size)
+    return _Finalist(item, fitted, grids, s_sel, first=size, independent=not paired)
 
 
 def _evaluate(fin: _Finalist, objective: Objective) -> None:
@@ -626,6 +627,13 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
             grid, counts = oriented(arr, g, orient)
             items.append((grid, every, *counts))
             meta.append((model, sc, orient, k))
+        got = _reordered(sc, g, arr, fin.n) if fin.independent else None
+        if got is not None:
+            table, grid2, arr2 = got
+            for orient in (0, 1):  # the new order's upper tail for D1, lower tail for D2
+                grid, counts = oriented(arr2, grid2, orient)
+                items.append((grid, True, *counts))
+                meta.append((f"{model} (cells reordered)", table, orient, k))
     # the finalist's upper value: its best event without the shrink (a rare event with a
     # large ratio, which the shrink puts below a frequent one on a small sample, keeps
     # the finalist in the race until its samples can judge it)
@@ -639,6 +647,53 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
         event = sc.event if model == "given" else _event(sc, orient, ch, seed)
         fin.best = Candidate(a, b, event, ch.value, ch.counts, fin.n, model, fin.item.label)
         fin.spread, fin.index = spread(ch.counts, fin.n), k
+
+
+REORDER_CELLS = 64  # a table of at most this many cells is reordered on selection counts
+
+
+def _reordered(score: Score, grid: np.ndarray, arr: np.ndarray, n: int
+               ) -> tuple[Table, np.ndarray, np.ndarray] | None:
+    """A table (:class:`~privet.attacks.scores.Table`) of at most :data:`REORDER_CELLS`
+    cells with its cells' values re-estimated on the selection counts ``arr`` (from
+    :func:`~privet.attacks.threshold.tails` over its values ``grid``, among ``n`` pairs of
+    independent samples): the new table, its grid and its counts.
+
+    The table's order comes from its fit sample; two rare cells of close ratios (sparse
+    vector's answers "8 FALSE, then True" and "9 FALSE, then True") are often misordered
+    there, and its threshold events are then only unions of them, of a lower ratio than the
+    better cell alone. The selection sample is many times larger: the count of each cell
+    (the difference of consecutive upper tails) orders them again. With independent samples
+    an event's counts are its two marginal counts (n11 is their pairing by draw index, any
+    pairing is valid; here the expected k1 k2 / n). The new order is chosen on the counts
+    that judge it, the objective's shrink stands against that, and the fresh sample alone
+    certifies."""
+    if not isinstance(score, Table) or len(grid) > REORDER_CELLS or len(grid) < 2:
+        return None
+    up = arr[0]
+    k1 = np.r_[up[0] + up[1], 0.0]  # at least grid[i], i = 0..L; then none
+    k2 = np.r_[up[0] + up[2], 0.0]
+    c1 = np.r_[n - k1[0], k1[:-1] - k1[1:]]  # cells: below grid[0], then [grid[i], grid[i+1])
+    c2 = np.r_[n - k2[0], k2[:-1] - k2[1:]]
+    value = np.log((c1 + 0.5) / (c2 + 0.5))
+
+    cells = np.searchsorted(grid, np.asarray(score.values, float), side="right")
+    other = int(np.searchsorted(grid, score.default, side="right"))  # 0: below the grid
+    table = Table(score.rows, tuple(value[cells].tolist()), float(value[other]))
+    used = np.union1d(cells, [other])
+    new = np.unique(value[used])  # ascending, distinct
+    at = np.searchsorted(new, value[used])
+    g1 = np.bincount(at, weights=c1[used], minlength=len(new))
+    g2 = np.bincount(at, weights=c2[used], minlength=len(new))
+    ge1, ge2 = np.cumsum(g1[::-1])[::-1], np.cumsum(g2[::-1])[::-1]  # {s >= new[j]}
+    le1, le2 = np.cumsum(g1), np.cumsum(g2)                          # {s <= new[j]}
+
+    def three(a, b):
+        a11 = a * b / max(n, 1)
+        return a11, a - a11, b - a11
+
+    return table, new, np.array([three(ge1, ge2),
+                                 [v[::-1] for v in three(le1, le2)]], dtype=float)
 
 
 RACE_Z = 2.0        # a finalist stays while its value plus RACE_Z spreads reaches the best
