@@ -186,6 +186,7 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
         one = finals[0]
         assert one is not fin and len(one.fitted) == 1 and one.n == (1 << 14) + (1 << 21)
         assert one.refined == 1 << 21 and fin.refined == 0
+        assert one.independent and fin.independent  # its table cells stay reorderable
         _evaluate(one, objective)
         after.append(_noisy_max_truth(one.best, size))
     assert all(v >= best - margin for v in after), (best, after)

@@ -521,7 +521,7 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
         return 0
     one = _Finalist(win.item, [win.fitted[k]], [win.grids[k]], win.seeds,
                     counts=[win.counts[k] + counts[0]], n=win.n + n, first=win.first,
-                    refined=int(n))
+                    refined=int(n), independent=win.independent)
     finals[finals.index(win)] = one
     return int(n)
 
