@@ -193,7 +193,6 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
     assert min(before) < best - margin, (best, before)
 
 
-
 def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_samples():
     """Three outputs: 2 has ratio 4 (p = 0.02 against 0.005), 1 ratio 2 (0.10 against
     0.05), 0 the rest. A table fitted as if 1 were the stronger (its fit sample misordered
