@@ -22,7 +22,7 @@ from .features import Batch, FeatureMap, fit_features, rows_of
 from .scores import MLP, Bins, Linear, Score, Stat, Table
 
 __all__ = ["MODELS", "fit", "fit_bins", "fit_linear", "fit_mlp", "fit_table", "models_for",
-           "stat_scores"]
+           "smoothed_log_ratio", "stat_scores"]
 
 MODELS = ("table", "bins", "logistic", "mlp", "stats")
 MAX_TABLE_ROWS = 4096  # more distinct outputs than this: not a table
@@ -30,7 +30,9 @@ MAX_FIT_ROWS = 1 << 16  # per input, for the fitted models (more adds time, not 
 SMOOTH = 0.5           # pseudo-count of the empirical log-ratios
 
 
-def _log_ratio(c1: np.ndarray, c0: np.ndarray, n1: int, n0: int) -> np.ndarray:
+def smoothed_log_ratio(c1: np.ndarray, c0: np.ndarray, n1: int, n0: int) -> np.ndarray:
+    """Per cell, the log-ratio of the frequencies ``c1 / n1`` and ``c0 / n0``, each count
+    given :data:`SMOOTH` pseudo-counts (the empirical table's and histogram's values)."""
     k = len(c1)
     return (np.log((c1 + SMOOTH) / (n1 + SMOOTH * k))
             - np.log((c0 + SMOOTH) / (n0 + SMOOTH * k)))
@@ -72,7 +74,7 @@ def fit_table(r1, r0) -> Table | None:
     if not discrete(r1, r0):
         return None
     uniq, c1, c0 = two_sample_counts(a, b, codes=_pooled_codes(r1, r0))
-    values = _log_ratio(c1.astype(float), c0.astype(float), len(a), len(b))
+    values = smoothed_log_ratio(c1.astype(float), c0.astype(float), len(a), len(b))
     return Table(tuple(tuple(r) for r in uniq.tolist()), tuple(values.tolist()), 0.0)
 
 
@@ -91,7 +93,8 @@ def fit_bins(r1, r0, coords: tuple[int, ...], bins: int | None = None) -> Bins:
     size = int(np.prod([len(e) + 1 for e in edges]))
     c1 = np.bincount(model.cells(r1), minlength=size).astype(float)  # a Batch keeps them
     c0 = np.bincount(model.cells(r0), minlength=size).astype(float)
-    return Bins(tuple(coords), tuple(edges), tuple(_log_ratio(c1, c0, len(a), len(b)).tolist()))
+    values = smoothed_log_ratio(c1, c0, len(a), len(b))
+    return Bins(tuple(coords), tuple(edges), tuple(values.tolist()))
 
 
 def _xy(fmap: FeatureMap, r1, r0) -> tuple[np.ndarray, np.ndarray]:

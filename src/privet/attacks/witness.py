@@ -68,7 +68,7 @@ from .threshold import (
     oriented,
     tails,
 )
-from .train import fit, models_for
+from .train import fit, models_for, smoothed_log_ratio
 
 __all__ = ["Budget", "Candidate", "affordable", "search_witness"]
 
@@ -671,12 +671,10 @@ def _reordered(score: Score, grid: np.ndarray, arr: np.ndarray, n: int
     if not isinstance(score, Table) or len(grid) > REORDER_CELLS or len(grid) < 2:
         return None
     up = arr[0]
-    k1 = np.r_[up[0] + up[1], 0.0]  # at least grid[i], i = 0..L; then none
-    k2 = np.r_[up[0] + up[2], 0.0]
-    c1 = np.r_[n - k1[0], k1[:-1] - k1[1:]]  # cells: below grid[0], then [grid[i], grid[i+1])
-    c2 = np.r_[n - k2[0], k2[:-1] - k2[1:]]
-    value = np.log((c1 + 0.5) / (c2 + 0.5))
-
+    # each cell's counts (below grid[0], then [grid[i], grid[i+1])) from the upper tails
+    c1 = -np.diff(np.r_[n, up[0] + up[1], 0.0])
+    c2 = -np.diff(np.r_[n, up[0] + up[2], 0.0])
+    value = smoothed_log_ratio(c1, c2, n, n)  # the table's own estimate, on these counts
     cells = np.searchsorted(grid, np.asarray(score.values, float), side="right")
     other = int(np.searchsorted(grid, score.default, side="right"))  # 0: below the grid
     table = Table(score.rows, tuple(value[cells].tolist()), float(value[other]))
