@@ -188,3 +188,31 @@ def test_an_infinite_estimate_on_few_samples_does_not_hide_the_attack(monkeypatc
     b = privet.search(d.laplace, seed=0, iterations=1, n_cap=1 << 12, n_select=1 << 16,
                       n_confirm=1 << 20)
     assert b.witness.event != "ω ∈ (200, ∞]" and b.value > 0.05
+
+
+def test_dpfinder_iterations_keep_to_their_share_of_a_given_time_budget():
+    """With ``seconds`` given, DP-Finder's iterations start only within
+    ``DPFINDER_SHARE`` of it (counted from the search's start): at 55 s, one that would
+    start after 12 s does not, one at 10 s does; never without a given budget, nor with
+    ``attack=False`` (DP-Finder is then the whole search). End to end, a budget of 1 ms is
+    spent after the first iteration: the attack family and the fresh sample still run, the
+    search is not marked interrupted, and the trace says how many iterations were planned;
+    with ``attack=False`` every iteration runs."""
+    import time
+
+    from privet.search import DPFINDER_SHARE, _share_spent
+
+    now = time.perf_counter()
+    timed = {"timed": True, "seconds": 55.0, "attack": "auto"}
+    assert DPFINDER_SHARE * 55.0 < 12.0
+    assert _share_spent(timed, now - 12.0)
+    assert not _share_spent(timed, now - 10.0 * DPFINDER_SHARE / 0.2 + 1.0)
+    assert not _share_spent({**timed, "timed": False}, now - 1e3)
+    assert not _share_spent({**timed, "attack": False}, now - 1e3)
+    opts = {"n_cap": 1 << 12, "n_select": 1 << 15, "seconds": 1e-3}
+    cut = privet.search(d.laplace, seed=1, iterations=3, **opts)
+    assert cut.details["iterations"] == 1 and cut.details["iterations_planned"] == 3
+    assert not cut.details["interrupted"] and cut.value > 0
+    assert any(r["status"] == "classifier attack" for r in cut.details["trace"])
+    whole = privet.search(d.laplace, seed=1, iterations=3, attack=False, **opts)
+    assert whole.details["iterations"] == 3 and "iterations_planned" not in whole.details
