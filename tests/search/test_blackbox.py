@@ -200,6 +200,9 @@ def test_dpfinder_iterations_keep_to_their_share_of_a_given_time_budget():
     with ``attack=False`` every iteration runs."""
     import time
 
+    from rich.console import Console
+
+    from privet.report.search import render
     from privet.search import DPFINDER_SHARE, _share_spent
 
     now = time.perf_counter()
@@ -214,5 +217,8 @@ def test_dpfinder_iterations_keep_to_their_share_of_a_given_time_budget():
     assert cut.details["iterations"] == 1 and cut.details["iterations_planned"] == 3
     assert not cut.details["interrupted"] and cut.value > 0
     assert any(r["status"] == "classifier attack" for r in cut.details["trace"])
+    console = Console(record=True, width=160)
+    console.print(render(cut))
+    assert "1 of 3 iterations (their share of the time budget" in console.export_text()
     whole = privet.search(d.laplace, seed=1, iterations=3, attack=False, **opts)
     assert whole.details["iterations"] == 3 and "iterations_planned" not in whole.details

@@ -25,6 +25,14 @@ def _estimate(v) -> str:
     return fmt_num(v)
 
 
+def _iterations(details: dict) -> str:
+    done, planned = details.get("iterations", "?"), details.get("iterations_planned")
+    if planned is None:
+        return f"{done} iteration(s)"
+    return (f"{done} of {planned} iterations (their share of the time budget; the attack "
+            f"had the rest)")
+
+
 def summary_table(b: Bound) -> Fit:
     """The bound, the verdict and the witness (D1, D2, event E, counts or probabilities)."""
     rows: list[list[Any]] = [
@@ -34,8 +42,7 @@ def summary_table(b: Bound) -> Fit:
         ["certified bound", f"ε ≥ {fmt_num(b.value)}" + (" (exact)" if b.exact else
                                                       f" with confidence {b.confidence:g}")],
         ["verdict", verdict_text(b.describe())],
-        ["search", f"{b.details.get('optimizer', b.method)}, "
-                   f"{b.details.get('iterations', '?')} iteration(s)"],
+        ["search", f"{b.details.get('optimizer', b.method)}, {_iterations(b.details)}"],
     ]
     w = b.witness
     if w is not None:
