@@ -838,9 +838,10 @@ DPFINDER_SHARE = 0.2  # of a time budget given explicitly: DP-Finder's iteration
 def _share_spent(opts: dict, t0: float) -> bool:
     """Whether DP-Finder's iterations have spent their share of a time budget given
     explicitly (:data:`DPFINDER_SHARE`; never without one). Each of its iterations is an
-    SLSQP run of a few seconds on a 2^17-sample tape; on sparse vector ten of them took
-    13-21 s of 55 and estimated at most 0.09 where the attack family went on to certify
-    0.22 (svt3): past the share, the attack's stages and the fresh sample get the time."""
+    SLSQP run of a few seconds on a 2^17-sample tape; on DP-Sniper's sparse-vector
+    variants ten of them took 12.7-20.7 s of 55 and never gave the winning triple (svt3:
+    20.5 s, estimates at most 0.086, while the attack family certified 0.22): past the
+    share, the attack's stages and the fresh sample get the time."""
     seconds = opts.get("seconds")
     return bool(opts.get("timed")) and seconds is not None and opts.get("attack") is not False \
         and time.perf_counter() - t0 >= DPFINDER_SHARE * float(seconds)
