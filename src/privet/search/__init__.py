@@ -838,8 +838,8 @@ DPFINDER_SHARE = 0.2  # of a time budget given explicitly: DP-Finder's iteration
 def _share_spent(opts: dict, t0: float) -> bool:
     """Whether DP-Finder's iterations have spent their share of a time budget given
     explicitly (:data:`DPFINDER_SHARE`; never without one). Each of its iterations is an
-    SLSQP run of a few seconds on a 2^17-sample tape; on DP-Sniper's sparse-vector
-    variants ten of them took 12.7-20.7 s of 55 and never gave the winning triple (svt3:
+    SLSQP run of a few seconds on a 2^17-sample tape; on DP-Sniper's svt1-svt4 (seed
+    1) ten of them took 12.7-20.7 s of 55 and never gave the winning triple (svt3:
     20.5 s, estimates at most 0.086, while the attack family certified 0.22): past the
     share, the attack's stages and the fresh sample get the time."""
     seconds = opts.get("seconds")
