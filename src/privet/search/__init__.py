@@ -842,9 +842,9 @@ def _share_spent(opts: dict, t0: float) -> bool:
     1) ten of them took 12.7-20.7 s of 55 and never gave the winning triple (svt3:
     20.5 s, estimates at most 0.086, while the attack family certified 0.22): past the
     share, the attack's stages and the fresh sample get the time."""
-    seconds = opts.get("seconds")
-    return bool(opts.get("timed")) and seconds is not None and opts.get("attack") is not False \
-        and time.perf_counter() - t0 >= DPFINDER_SHARE * float(seconds)
+    # "timed": seconds was given, and not None (_options)
+    return bool(opts.get("timed")) and opts.get("attack") is not False \
+        and time.perf_counter() - t0 >= DPFINDER_SHARE * float(opts["seconds"])
 
 
 # pairs of the throwaway sample that times a white box's certificate: 16 chunks, so two
