@@ -213,7 +213,7 @@ def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_sam
     fitted = Table(((0.0,), (1.0,), (2.0,)), (-0.1, 0.9, 0.6))  # 1 above 2: misordered
     grid = np.array([-0.1, 0.6, 0.9])
     arr = tails(fitted(o1), fitted(o2), grid)
-    table, new, arr2 = _reordered(fitted, grid, arr, n)
+    table, new, arr2, _ = _reordered(fitted, grid, arr, n)
     assert table.values[2] > table.values[1] > table.values[0]
     s1, s2 = table(o1), table(o2)
     for side in (0, 1):  # upper tails {s >= t}, then lower ones {s <= t}, as tails() gives
