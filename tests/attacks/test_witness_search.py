@@ -7,6 +7,7 @@ import math
 import time
 
 import numpy as np
+import pytest
 
 from privet.attacks.inputs import move, pattern_pairs, splits
 from privet.attacks.witness import Budget, Candidate, _Finalist, _next_round, _Pace, _Screened
@@ -237,3 +238,63 @@ def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_sam
     # margin; fitted order: {1, 2}, ln(0.12 / 0.055) = 0.78 less 0.04. The gap, about 0.42,
     # has a standard error near 0.06 (output 2's counts): 0.3 is two of them below it
     assert best.value > picks[False].value + 0.3 and picks[False].model == "table"
+    # cross-fitted on two halves of the same draws: the chosen half's reordered table (its
+    # cells valued on that half's counts) carries the event, output 2 alone
+    h = n // 2
+    crossed = _Finalist(_Screened(0.0, 0.0, np.zeros(1), np.ones(1), "test"),
+                        [("table", fitted)], [(grid, True)], np.random.SeedSequence(0),
+                        independent=True)
+    halves = [([tails(fitted(o1[:h]), fitted(o2[:h]), grid)], h),
+              ([tails(fitted(o1[h:]), fitted(o2[h:]), grid)], n - h)]
+    crossed.absorb(halves)
+    _evaluate(crossed, objective)
+    assert crossed.best.model == "table (cells reordered)"
+    own = [_reordered(fitted, grid, c[0], m)[0].values for c, m in halves]
+    assert crossed.best.event.score.values in own  # not the whole sample's table
+    assert np.array_equal(crossed.best.event.contains(np.array([0.0, 1.0, 2.0])),
+                          [False, False, True])
+
+
+def test_a_finalists_event_is_judged_on_the_half_of_its_sample_that_did_not_choose_it():
+    """One entry taking 0, 1 or 2, 10,000 independent pairs per half. Output 2 is rare and,
+    in half A, lucky (220 against 50, ratio e^1.48; 120 against 110 in half B); {ω >= 1} is
+    common (3,220 against 2,765 in A, 3,120 against 2,836 in B). On the whole sample the
+    rare event wins (340 against 160: projected 0.50 after the shrink of two standard
+    errors, against 0.08 for the common one) and its value is that luck. Cross-fitted, A
+    chooses the rare event and B judges it (ln(120/110) = 0.09, below 0 once shrunk), B
+    chooses the common one and A judges it (0.09 shrunk): the common event is the
+    finalist's, valued by A's counts without the shrink (0.15), and its counts are both
+    halves'."""
+    from privet.attacks.scores import Stat
+    from privet.attacks.threshold import oriented, tails
+    from privet.attacks.witness import _evaluate
+    from privet.search.blackbox import certificate_objective
+
+    rng = np.random.default_rng(0)
+
+    def outputs(twos: int, ones: int, n: int = 10_000) -> np.ndarray:  # in random order
+        return rng.permutation(np.r_[np.full(twos, 2.0), np.full(ones, 1.0),
+                                     np.zeros(n - twos - ones)])
+
+    score, grid = Stat("entry", 0), np.array([0.0, 1.0, 2.0])
+    half_a = tails(score(outputs(220, 3000)), score(outputs(50, 2715)), grid)
+    half_b = tails(score(outputs(120, 3000)), score(outputs(110, 2726)), grid)
+    objective = certificate_objective(1 << 24, 0.9, paired=False)
+    item = _Screened(0.0, 0.0, np.zeros(1), np.ones(1), "test")
+    whole = _Finalist(item, [("stats", score)], [(grid, False)], np.random.SeedSequence(0),
+                      counts=[half_a + half_b], n=20_000, independent=True)
+    crossed = _Finalist(item, [("stats", score)], [(grid, False)], np.random.SeedSequence(0),
+                        independent=True)
+    crossed.absorb([([half_a], 10_000), ([half_b], 10_000)])
+    assert crossed.n == 20_000 and np.array_equal(crossed.counts[0], half_a + half_b)
+    for fin in (whole, crossed):
+        _evaluate(fin, objective)
+    ones, twos = np.array([1.0]), np.array([2.0])
+    lucky, common = whole.best, crossed.best
+    assert lucky.event.contains(twos)[0] and not lucky.event.contains(ones)[0]
+    assert common.event.contains(twos)[0] and common.event.contains(ones)[0]
+    at = [tuple(float(c[1]) for c in oriented(h, grid, 0)[1]) for h in (half_a, half_b)]
+    assert common.counts == tuple(a + b for a, b in zip(*at))  # {ω >= 1} on both halves
+    honest = float(objective(*(np.array([c]) for c in at[0]), 10_000, shrink=0.0)[0])
+    assert common.value == pytest.approx(honest)  # A's counts judge B's choice
+    assert lucky.value > 0.4 > 0.2 > common.value > 0.1

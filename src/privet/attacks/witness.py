@@ -17,10 +17,13 @@ certified bound (the winner's curse of scoring hundreds of candidates on one dra
    through the executor and reduced to the counts of every final model's events over a grid
    of thresholds; the finalists race (:func:`_race`): their samples double while they are
    still in contention and their estimates too coarse, up to ``n_select``, so a rare event
-   with a large ratio gets the samples it needs and a clear loser stops early. The best
-   (pair, model, threshold) wins; with a time budget, its threshold is then chosen again
-   on a larger sample of its own (:func:`_refine`: the race ends as soon as the winner is
-   clear, often before its threshold is precise).
+   with a large ratio gets the samples it needs and a clear loser stops early. Each
+   finalist's selection sample comes in two halves, and its value is cross-fitted
+   (:func:`_evaluate`): each half chooses an event, the other half judges it, so no
+   event is judged on the counts that chose it. The best (pair, model, threshold) wins;
+   with a time budget, its threshold is then chosen again on a larger sample of its own
+   (:func:`_refine`: the race ends as soon as the winner is clear, often before its
+   threshold is precise).
 3. **certify** -- done by the caller on a third, fresh sample
    (:func:`privet.attacks.sampling.certify`), the only one that enters the bound.
 
@@ -679,14 +682,19 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
     """The finalist's best (model, orientation, threshold) and its value.
 
     With its selection sample in two halves (:attr:`_Finalist.halves`), cross-fitted:
-    each half chooses its best event by ``objective``, the other half judges that event
-    (``objective`` without the shrink: held-out counts are honest), and the event whose
-    held-out value is the larger wins with that value -- the best of some hundred thousand
-    thresholds over a few models and orientations is otherwise judged on the counts that
-    chose it, and a rare event in a score's far tail wins by luck (sparse vector releasing
-    its noisy answers: 22 against 5 outputs among 4·10^6 pairs, ratio 1.5, where the
-    fresh sample certified 0). Its counts are the event's on both halves. Without halves,
-    the best event on the counts that chose it."""
+    each half chooses its best event by ``objective`` (with its shrink), the other half
+    judges that event; the event whose held-out counts, shrunk by :data:`SHRINK_HELD`
+    standard errors, project the larger value is the finalist's, and its value is the one
+    its held-out counts project without the shrink (honest: they did not choose it). The
+    best of a hundred thousand thresholds over a few models and orientations is otherwise
+    judged on the counts that chose it, and a rare event in a score's far tail wins by
+    luck (sparse vector releasing its noisy answers: 22 against 5 outputs among 4·10^6
+    pairs, ratio 1.5 for a mechanism whose true epsilon is 0.5, and the fresh sample
+    certified 0); the shrink on the held-out counts keeps a rare event whose held-out
+    counts are lucky too from winning over a common one (report noisy max's plateau
+    ω ≤ t, t ≤ min(a), against its far tail). The event's counts are its counts on both
+    halves. Without halves (or with an empty one), the best event on the counts that
+    chose it."""
     fin.best, fin.spread, fin.index = None, math.inf, -1
     seed = int(fin.seeds.generate_state(1)[0])
     x, x2 = fin.item.x, fin.item.x2
@@ -705,7 +713,7 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
     else:
         judged = []  # per half: its held-out value, shrunk and not, its event and counts
         for (ca, na), (cb, nb) in (fin.halves, fin.halves[::-1]):
-            its, _, held = _items(fin, ca, na, (cb, nb))
+            its, mts, held = _items(fin, ca, na, (cb, nb))
             chosen = [(ch.value, m, ch) for m, ch in enumerate(best_of_many(its, na, objective))
                       if ch is not None]
             if not chosen:
@@ -715,11 +723,12 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
             value, honest = (float(np.asarray(objective(*out, nb, shrink=z))[0])
                              for z in (SHRINK_HELD, 0.0))
             judged.append((-math.inf if math.isnan(value) else value,
-                           -math.inf if math.isnan(honest) else honest, m, ch,
+                           -math.inf if math.isnan(honest) else honest, mts[m], ch,
                            tuple(a + float(b[0]) for a, b in zip(ch.counts, out))))
         if judged:
-            _, honest, m, ch, counts = max(judged, key=lambda r: r[0])
-            picks = [(honest, meta[m], ch, counts)]
+            # the chosen half's own family: a table reordered on that half's counts
+            _, honest, mt, ch, counts = max(judged, key=lambda r: r[0])
+            picks = [(honest, mt, ch, counts)]
     for value, (model, sc, orient, k), ch, counts in picks:
         if fin.best is not None and value <= fin.best.value:
             continue
@@ -815,8 +824,9 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     beats every other finalist's upper value) whose spread is within :data:`CURSE` of its
     value: the race then ends and its time goes to the fresh sample, which alone
     certifies; all up to ``n_select``.
-    Counts add up over rounds (each round draws fresh chunks), so the racing costs little
-    more than the largest sample it needs. With ``budget.seconds``, a round is drawn whole
+    Counts add up over rounds (each round draws fresh chunks, in two halves: a finalist's
+    value is cross-fitted, :func:`_evaluate`), so the racing costs little more than the
+    largest sample it needs. With ``budget.seconds``, a round is drawn whole
     only while it is projected (at the pairs per second of the rounds so far) to end within
     :data:`RACE_SHARE` of it; after that only the leader (while its spread is above
     :data:`CURSE` of its value: a rare event whose lucky counts lead on a small sample must
