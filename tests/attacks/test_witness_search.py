@@ -287,8 +287,13 @@ def test_a_finalists_event_is_judged_on_the_half_of_its_sample_that_did_not_choo
                         independent=True)
     crossed.absorb([([half_a], 10_000), ([half_b], 10_000)])
     assert crossed.n == 20_000 and np.array_equal(crossed.counts[0], half_a + half_b)
-    for fin in (whole, crossed):
+    # detect's race (crossfit off: its final test draws its own sample) judges in-sample
+    inside = _Finalist(item, [("stats", score)], [(grid, False)], np.random.SeedSequence(0),
+                       independent=True, crossfit=False)
+    inside.absorb([([half_a], 10_000), ([half_b], 10_000)])
+    for fin in (whole, crossed, inside):
         _evaluate(fin, objective)
+    assert inside.best.value == whole.best.value and inside.best.counts == whole.best.counts
     ones, twos = np.array([1.0]), np.array([2.0])
     lucky, common = whole.best, crossed.best
     assert lucky.event.contains(twos)[0] and not lucky.event.contains(ones)[0]

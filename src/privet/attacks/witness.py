@@ -102,7 +102,10 @@ class Budget:
     fits (``n_fit``, shrunk) by :data:`FIT_SHARE`, the race's first round by
     :data:`FIRST_SHARE` and its doubling by :data:`RACE_SHARE`; the caller sizes the
     fresh sample from what is left (:attr:`Candidate.extra`'s
-    ``certify_pairs_per_second``, measured on the race's chunks)."""
+    ``certify_pairs_per_second``, measured on the race's chunks); ``crossfit``: judge each
+    finalist's event on the half of its selection sample that did not choose it
+    (:func:`_evaluate`; False: on the counts that chose it, as ``privet.detect`` does, whose
+    final test draws its own fresh sample)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -114,6 +117,7 @@ class Budget:
     mlp_finalists: int = 2
     float_features: Any = "auto"
     seconds: float | None = None
+    crossfit: bool = True
 
 
 SCREEN_SHARE = 0.2   # of Budget.seconds: the screening and the local search end by then
@@ -522,7 +526,8 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
         return 0
     one = _Finalist(win.item, [win.fitted[k]], [win.grids[k]], win.seeds, counts=[
         win.counts[k]], n=win.n, first=win.first, refined=int(n), independent=win.independent,
-        halves=None if win.halves is None else [([c[k]], m) for c, m in win.halves])
+        halves=None if win.halves is None else [([c[k]], m) for c, m in win.halves],
+        crossfit=win.crossfit)
     one.absorb(got)
     finals[finals.index(win)] = one
     return int(n)
@@ -597,6 +602,7 @@ class _Finalist:
     # its selection sample as two disjoint halves [(counts, n), (counts, n)] (``counts``
     # and ``n`` are their sums): each chooses an event, the other judges it (:func:`_evaluate`)
     halves: list | None = None
+    crossfit: bool = True  # judge its events cross-fitted on the halves (Budget.crossfit)
 
     def absorb(self, got: list[tuple[list, int]]) -> None:
         """Add the counts of two fresh halves (:func:`_draw_halves`)."""
@@ -628,7 +634,8 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
     if start is not None and item.label == "start" and start[2] is not None:
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
-    return _Finalist(item, fitted, grids, s_sel, first=size, independent=not paired)
+    return _Finalist(item, fitted, grids, s_sel, first=size, independent=not paired,
+                     crossfit=budget.crossfit)
 
 
 def _items(fin: _Finalist, counts: list, n: int, other: tuple | None = None
@@ -693,8 +700,8 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
     certified 0); the shrink on the held-out counts keeps a rare event whose held-out
     counts are lucky too from winning over a common one (report noisy max's plateau
     ω ≤ t, t ≤ min(a), against its far tail). The event's counts are its counts on both
-    halves. Without halves (or with an empty one), the best event on the counts that
-    chose it."""
+    halves. Without halves (or with an empty one), or with ``fin.crossfit`` off (detect),
+    the best event on the counts that chose it."""
     fin.best, fin.spread, fin.index = None, math.inf, -1
     seed = int(fin.seeds.generate_state(1)[0])
     x, x2 = fin.item.x, fin.item.x2
@@ -706,7 +713,7 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
         items, fin.n, functools.partial(objective, shrink=0.0)) if ch is not None),
         default=-math.inf)
     picks = []  # (value, meta, choice, counts on the whole selection sample)
-    if fin.halves is None or min(m for _, m in fin.halves) <= 0:
+    if not fin.crossfit or fin.halves is None or min(m for _, m in fin.halves) <= 0:
         picks = [(ch.value, mt, ch, ch.counts)
                  for mt, ch in zip(meta, best_of_many(items, fin.n, objective))
                  if ch is not None]
