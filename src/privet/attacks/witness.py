@@ -649,8 +649,8 @@ def _items(fin: _Finalist, counts: list, n: int, other: tuple | None = None
     for k, ((model, sc), (g, every), arr) in enumerate(zip(fin.fitted, fin.grids, counts)):
         arr_o = None if other is None else other[0][k]
         for orient in range(1 if model == "given" else len(ORIENTATIONS)):
-            grid, got = oriented(arr, g, orient)
-            items.append((grid, every, *got))
+            grid, cs = oriented(arr, g, orient)
+            items.append((grid, every, *cs))
             meta.append((model, sc, orient, k))
             if arr_o is not None:
                 others.append((grid, every, *oriented(arr_o, g, orient)[1]))
