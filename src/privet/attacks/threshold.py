@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ORIENTATIONS", "Choice", "best_of_counts", "best_of_many", "best_threshold",
-           "candidates",
+           "candidates", "choice_counts",
            "counts_at", "oriented", "tails", "threshold_at_rate"]
 
 MAX_CANDIDATES = 1024  # half dense in each tail
@@ -150,6 +150,7 @@ def best_of_many(items: list[tuple], n: int, objective: Objective,
         if ties and every and len(ts) > 2:
             # outputs at t_i join with probability q: with every distinct score a candidate,
             # the events at t_i and t_i+1 differ by exactly the outputs scoring t_i
+            # (choice_counts reads a choice's counts back the same way)
             a = np.array([n11[:-1], n10[:-1], n01[:-1]])   # >= t_i
             b = np.array([n11[1:], n10[1:], n01[1:]])      # >= t_{i+1}, i.e. > t_i
             q = np.repeat(np.asarray(ties, dtype=float), a.shape[1])
@@ -177,6 +178,20 @@ def best_of_many(items: list[tuple], n: int, objective: Objective,
                                 tuple(float(c[i]) for c in mix), n)
         out.append(None if choice.counts[0] + choice.counts[1] <= 0 else choice)
     return out
+
+
+def choice_counts(ts: np.ndarray, every: bool, n11, n10, n01, choice: Choice
+                  ) -> tuple[float, float, float]:
+    """The counts (n11, n10, n01) of ``choice``'s event -- a :func:`best_of_many` choice
+    over the thresholds ``ts``, its randomized tie mixed as there -- in another sample's
+    counts of the events ``{s >= t}`` over the same ``ts``."""
+    c = np.array([n11, n10, n01], dtype=float)
+    j = int(np.searchsorted(ts, choice.threshold))
+    if choice.tie >= 1.0 or j + 1 >= len(ts):
+        got = c[:, j]
+    else:
+        got = c[:, j + 1] + choice.tie * (c[:, j] - c[:, j + 1])
+    return float(got[0]), float(got[1]), float(got[2])
 
 
 def threshold_at_rate(s2: np.ndarray, c: float) -> tuple[float, float]:

@@ -67,6 +67,7 @@ from .threshold import (
     Choice,
     best_of_many,
     candidates,
+    choice_counts,
     counts_at,
     oriented,
     tails,
@@ -667,20 +668,6 @@ def _items(fin: _Finalist, counts: list, n: int, other: tuple | None = None
     return items, meta, others
 
 
-def _counts_of(item: tuple, choice: Choice) -> tuple[float, float, float]:
-    """The counts of ``choice``'s event (its threshold and randomized tie, as
-    :func:`~privet.attacks.threshold.best_of_many` mixes them) in the ``item`` of another
-    sample over the same grid."""
-    grid, _, *cs = item
-    c = np.asarray(cs, dtype=float)
-    j = int(np.searchsorted(grid, choice.threshold))
-    if choice.tie >= 1.0 or j + 1 >= len(grid):
-        got = c[:, j]
-    else:
-        got = c[:, j + 1] + choice.tie * (c[:, j] - c[:, j + 1])
-    return float(got[0]), float(got[1]), float(got[2])
-
-
 SHRINK_HELD = 2.0  # standard errors: the held-out counts that choose between the halves'
                   # events (a rare event's lucky held-out counts must not win it the choice)
 
@@ -726,7 +713,7 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
             if not chosen:
                 continue
             _, m, ch = max(chosen, key=lambda r: r[0])
-            out = tuple(np.array([c]) for c in _counts_of(held[m], ch))
+            out = tuple(np.array([c]) for c in choice_counts(*held[m], ch))
             value, honest = (float(np.asarray(objective(*out, nb, shrink=z))[0])
                              for z in (SHRINK_HELD, 0.0))
             judged.append((-math.inf if math.isnan(value) else value,
