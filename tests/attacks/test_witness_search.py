@@ -194,6 +194,43 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
     assert min(before) < best - margin, (best, before)
 
 
+def test_when_the_refined_leader_falls_behind_the_new_leader_is_refined_too():
+    """Two finalists of report noisy max releasing the value: (0^5, 1^5), ratio e^0.25
+    on its plateau, and (0^5, 0.5^5), ratio e^0.125 at most. The weaker one leads first (as
+    a lucky selection value would make it); refined and judged again on its larger sample,
+    it falls behind (its projection is at most 0.125, the other's about 0.24, more than
+    three standard errors of either's log-ratio on 2^16 selection pairs), and the new
+    leader gets a refining sample of its own: the leader that goes to the fresh sample is a
+    refined one. With REFINES = 1 it would not be."""
+    from privet.attacks.sampling import select_counts
+    from privet.attacks.witness import _evaluate, _prepare, _refine_leaders
+    from privet.search.blackbox import certificate_objective
+
+    mech = d.vectorized("dpsniper.report_noisy_max3")
+    objective = certificate_objective(1 << 24, 0.9, paired=False)
+    objective.resized = lambda pairs: certificate_objective(int(pairs), 0.9, False)
+    budget = Budget(n_fit=1 << 14, n_select=1 << 14, seconds=1000.0, models=("stats",))
+    finals = []
+    for seed, x2 in enumerate((np.full(5, 0.5), np.ones(5))):
+        ss = np.random.SeedSequence(seed)
+        fin = _prepare(mech, _Screened(0.0, 0.0, np.zeros(5), x2, "test"), budget, {}, ss,
+                       False, "inprocess", None, ("stats",), size=1 << 14)
+        fin.counts, fin.n, _, _ = select_counts(
+            mech, fin.item.x, x2, [s for _, s in fin.fitted], [g for g, _ in fin.grids],
+            1 << 16, args={}, seed=ss.spawn(1)[0], executor="inprocess")
+        _evaluate(fin, objective)
+        finals.append(fin)
+    weak, strong = finals
+    got = weak.best
+    weak.best = Candidate(got.x, got.x2, got.event, 1.0, got.counts, got.n)  # leads
+    total = _refine_leaders(mech, finals, objective, budget, {}, False, "inprocess", False,
+                            time.perf_counter(), (1 << 23) / 1000.0)
+    assert [f.refined > 0 for f in finals] == [True, True]
+    assert total == sum(f.refined for f in finals)
+    leader = max(finals, key=lambda f: f.best.value)
+    assert leader.item.x2[0] == 1.0 and leader.refined
+
+
 def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_samples():
     """Three outputs: 2 has ratio 4 (p = 0.02 against 0.005), 1 ratio 2 (0.10 against
     0.05), 0 the rest. A table fitted as if 1 were the stronger (its fit sample misordered
