@@ -445,10 +445,10 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                             progress, t0, certify_rate)
         except KeyboardInterrupt:
             interrupted = True
-        lead = _leader(finals)
-        best = None if lead is None else lead.best
         for fin in finals:
             got = fin.best
+            if got is not None and (best is None or got.value > best.value):
+                best = got
             trace.append({"stage": "select", "pattern": fin.item.label,
                           "d1": fin.item.x.tolist(), "d2": fin.item.x2.tolist(),
                           "value": got.value if got else None,
@@ -505,9 +505,10 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     one score)."""
     resized = getattr(objective, "resized", None)
     pairs = affordable(budget.seconds, t0, rate)
-    win = _leader(finals)  # evaluated: index and counts set
-    if resized is None or pairs is None or win is None:
+    ranked = [f for f in finals if f.best is not None]  # evaluated: index and counts set
+    if resized is None or pairs is None or not ranked:
         return 0
+    win = max(ranked, key=lambda f: f.best.value)
     if win.refined:  # refined already: its threshold was chosen on the larger sample
         return 0
     n11, _, n01 = win.best.counts
@@ -541,15 +542,14 @@ REFINES = 3  # leaders refined in turn, at most (each takes REFINE of the time t
 def _refine_leaders(mech: Mechanism, finals: list[_Finalist], objective: Objective,
                     budget: Budget, args, paired: bool, executor: Any, progress: bool,
                     t0: float, rate: float) -> int:
-    """Refine the race's leader (:func:`_leader`, :func:`_refine`) and judge the finalists
-    again, until the leader is one already refined (at most :data:`REFINES` times, while
-    the time left affords a refining sample). The refined leader's value is judged on many
-    more pairs and often drops (its selection value was the best of a few finalists');
-    another finalist may then lead clearly on its small selection sample, with a threshold
-    chosen where the shrink favors a common event (report noisy max: a leader refined to
-    0.246 lost to an unrefined 0.2576 on 2^19 pairs, whose threshold ω ≤ 1.367 past the
-    plateau certified 0.2470 where ω ≤ 1 gives 0.249): it is refined in turn. Returns the
-    pairs of all refining samples."""
+    """Refine the race's leader (:func:`_refine`) and judge the finalists again, until the
+    leader is one already refined (at most :data:`REFINES` times, while the time left
+    affords a refining sample). The refined leader's value is judged on many more pairs
+    and often drops (its selection value was the best of a few finalists'); another
+    finalist then leads on its small selection sample, with a threshold chosen where the
+    shrink favors a common event (report noisy max: a leader refined to 0.246 lost to an
+    unrefined 0.2576 on 2^19 pairs, whose threshold ω ≤ 1.367 past the plateau certified
+    0.2470 where ω ≤ 1 gives 0.249). Returns the pairs of all refining samples."""
     total = 0
     for _ in range(REFINES):
         got = _refine(mech, finals, objective, budget, args, paired, executor, progress, t0,
@@ -559,25 +559,6 @@ def _refine_leaders(mech: Mechanism, finals: list[_Finalist], objective: Objecti
         total += got
         _rejudge(finals, objective, budget.seconds, t0, rate)
     return total
-
-
-def _leader(finals: list[_Finalist]) -> _Finalist | None:
-    """The finalist that is refined next and goes to the fresh sample: the one of the
-    largest value; once some finalist was refined (:func:`_refine`), the best refined one,
-    unless a finalist judged on its selection sample alone leads it clearly (its value less
-    ``RACE_Z`` spreads above the refined one's value). Several pairs of report noisy max
-    are equally strong (all above, all below, stretched); at seed 2 three leaders were
-    refined in turn to about 0.251, and a fourth won on 2^19 pairs with 0.2565 (spread
-    about 0.01), its threshold ω ≤ 1.882 past the plateau: it certified 0.2398 where the
-    refined plateau event certifies 0.2486. None when no finalist has an event."""
-    ranked = [f for f in finals if f.best is not None]
-    refined = [f for f in ranked if f.refined]
-    if not refined:
-        return max(ranked, key=lambda f: f.best.value, default=None)
-    top = max(refined, key=lambda f: f.best.value)
-    clear = [f for f in ranked if not f.refined
-             and f.best.value - RACE_Z * f.spread > top.best.value]
-    return max([top, *clear], key=lambda f: f.best.value)
 
 
 def _optimistic(item: _Screened) -> float:
