@@ -225,10 +225,32 @@ def test_when_the_refined_leader_falls_behind_the_new_leader_is_refined_too():
     weak.best = Candidate(got.x, got.x2, got.event, 1.0, got.counts, got.n)  # leads
     total = _refine_leaders(mech, finals, objective, budget, {}, False, "inprocess", False,
                             time.perf_counter(), (1 << 23) / 1000.0)
-    assert [f.refined > 0 for f in finals] == [True, True]
+    # the time left affords just under 2^23 pairs at ``rate`` (the rate is nominal: the
+    # draws take seconds of the 1000): the first refining sample is a quarter of them, the
+    # power of two below 2^21; the second an eighth, 2^19 (a quarter would give 2^20)
+    assert [f.refined for f in finals] == [1 << 20, 1 << 19]
     assert total == sum(f.refined for f in finals)
     leader = max(finals, key=lambda f: f.best.value)
     assert leader.item.x2[0] == 1.0 and leader.refined
+
+
+def test_a_finalist_judged_on_its_selection_sample_displaces_a_refined_one_only_clearly():
+    """No finalist refined: the largest value leads. Once one is refined (0.10, spread
+    0.001), a finalist at 0.11 whose spread 0.01 puts its lower value 0.11 - 2 x 0.01
+    below 0.10 does not displace it (its lead may be luck); one at 0.13 (lower 0.11) does,
+    and of two refined ones the larger leads."""
+    from privet.attacks.witness import _leader
+
+    refined, near, far = (_finalist(0.10, 0.001, 1 << 22), _finalist(0.11, 0.01, 1 << 18),
+                          _finalist(0.13, 0.01, 1 << 18))
+    assert _leader([refined, near]) is near
+    assert _leader([]) is None
+    refined.refined = 1 << 21
+    assert _leader([near, refined]) is refined
+    assert _leader([near, refined, far]) is far
+    other = _finalist(0.105, 0.001, 1 << 22)
+    other.refined = 1 << 21
+    assert _leader([refined, near, other]) is other
 
 
 def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_samples():
