@@ -226,9 +226,9 @@ def test_when_the_refined_leader_falls_behind_the_new_leader_is_refined_too():
     total = _refine_leaders(mech, finals, objective, budget, {}, False, "inprocess", False,
                             time.perf_counter(), (1 << 23) / 1000.0)
     # the time left affords just under 2^23 pairs at ``rate`` (the rate is nominal: the
-    # draws take seconds of the 1000): each refining sample is a quarter of them, the
-    # power of two below 2^21
-    assert [f.refined for f in finals] == [1 << 20, 1 << 20]
+    # draws take seconds of the 1000): the first refining sample is a quarter of them, the
+    # power of two below 2^21; the second an eighth, 2^19 (a quarter would give 2^20)
+    assert [f.refined for f in finals] == [1 << 20, 1 << 19]
     assert total == sum(f.refined for f in finals)
     leader = max(finals, key=lambda f: f.best.value)
     assert leader.item.x2[0] == 1.0 and leader.refined
