@@ -496,10 +496,10 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     larger ratio that the fresh sample could certify (report noisy max: ω ≤ 1.42 chosen
     over ω ≤ 1, 0.2469 instead of 0.25). The winner's best score alone -- its pair and
     model stay -- gets a fresh sample of ``share`` (:data:`REFINE`) of the pairs the time
-    left affords at ``rate`` (a power of two, when at least :data:`REFINE_GAIN` times its selection
-    sample; not for an event never seen under x' in the race), its counts add to the
-    race's, and its threshold (and orientation) is chosen again, judged at the fresh
-    sample the time then left affords. The fresh certifying sample is still drawn after
+    left affords at ``rate`` (a power of two, when at least :data:`REFINE_GAIN` times its
+    selection sample; not for an event never seen under x' in the race), its counts add
+    to the race's, and its threshold (and orientation) is chosen again, judged at the
+    fresh sample the time then left affords. The fresh certifying sample is still drawn after
     it and alone certifies. Returns the pairs of the refining sample (0: none, also when
     the winner was refined already; the winner in ``finals`` is then a finalist of that
     one score)."""
