@@ -390,7 +390,6 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                       "seconds": round(time.perf_counter() - t0, 3)})
         return item
 
-    best: Candidate | None = None
     finals: list[_Finalist] = []
     rate = certify_rate = fitted = raced = 0.0
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
@@ -446,7 +445,7 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
         except KeyboardInterrupt:
             interrupted = True
         lead = _leader(finals)
-        best = None if lead is None else lead.best
+        best: Candidate | None = None if lead is None else lead.best
         for fin in finals:
             got = fin.best
             trace.append({"stage": "select", "pattern": fin.item.label,
@@ -499,8 +498,8 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     left affords at ``rate`` (a power of two, when at least :data:`REFINE_GAIN` times its
     selection sample; not for an event never seen under x' in the race), its counts add
     to the race's, and its threshold (and orientation) is chosen again, judged at the
-    fresh sample the time then left affords. The fresh certifying sample is still drawn after
-    it and alone certifies. Returns the pairs of the refining sample (0: none, also when
+    fresh sample the time then left affords. The fresh certifying sample is still drawn
+    after it and alone certifies. Returns the pairs of the refining sample (0: none, also when
     the winner was refined already; the winner in ``finals`` is then a finalist of that
     one score)."""
     resized = getattr(objective, "resized", None)
@@ -538,7 +537,7 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
 
 REFINES = 3  # leaders refined in turn, at most (the i-th takes REFINE / 2^i of the pairs
              # the time then left affords: together at most 0.39 of it, where a quarter
-             # each took 0.58, and the fresh sample with it: svt1's from 5.5e7 to 3.3e7)
+             # each took 0.58 and shrank svt1's fresh sample to 3.3e7; 4.2e7 halved)
 
 
 def _refine_leaders(mech: Mechanism, finals: list[_Finalist], objective: Objective,
