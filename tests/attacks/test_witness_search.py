@@ -253,6 +253,47 @@ def test_a_finalist_judged_on_its_selection_sample_displaces_a_refined_one_only_
     assert _leader([refined, near, other]) is other
 
 
+def test_on_discrete_outputs_the_screening_chooses_a_rare_output_its_shrink_would_hide():
+    """One entry taking 0, 1 or 2, a screening half of 16,384 pairs: output 2 is rare (110
+    against 82: ln 1.34 = 0.29, standard error 0.15), {ω >= 1} common (6,553 against 6,234:
+    0.05, standard error 0.018). Moved two standard errors towards no violation, the common
+    event projects the most (0.01), and the screening would judge it; chosen by the
+    projection without the shrink (the table's events, ``raw_tables`` as ``privet.search``
+    sets it), the rare output (0.29 less the fresh sample's margin). A
+    continuous entry (the same outputs plus a little noise: the histogram and the
+    statistics, thousands of thresholds) keeps the objective's own shrink."""
+    from privet.attacks.witness import _event, _fit_scores, _score_events, _screen_objective
+    from privet.search.blackbox import budget_for, certificate_objective
+
+    n, rng = 1 << 14, np.random.default_rng(0)
+
+    def outputs(twos: int, ones: int) -> np.ndarray:  # in random order (independent draws)
+        return rng.permutation(np.r_[np.full(twos, 2.0), np.full(ones, 1.0),
+                                     np.zeros(n - twos - ones)])
+
+    o1, o2 = outputs(110, 6553 - 110), outputs(82, 6234 - 82)
+    objective = certificate_objective(1 << 24, 0.9, paired=False)
+    scores = _fit_scores(o1, o2, None, 0)
+    assert [m for m, _ in scores] == ["table"]
+    raw = budget_for(d.vectorized("dpsniper.svt1"), {}, 10)
+    assert raw.raw_tables and not Budget().raw_tables
+    ones, twos = np.array([1.0]), np.array([2.0])
+    picked = {}
+    for budget in (raw, Budget()):
+        choose = _screen_objective(objective, scores, budget)
+        value, orient, _, sc, ch = max(_score_events(scores, o1, o2, choose),
+                                       key=lambda r: r[0])
+        picked[budget.raw_tables] = (value, _event(sc, orient, ch, 0))
+    value, rare = picked[True]
+    assert rare.contains(twos)[0] and not rare.contains(ones)[0] and value > 0.2
+    value, common = picked[False]
+    # its projection is below its log-ratio, 0.05
+    assert common.contains(twos)[0] and common.contains(ones)[0] and value < 0.05
+    noisy = rng.normal(0.0, 0.01, size=(2, n))
+    continuous = _fit_scores(o1 + noisy[0], o2 + noisy[1], None, 0)
+    assert "table" not in [m for m, _ in continuous]
+    assert _screen_objective(objective, continuous, raw) is objective
+
 def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_samples():
     """Three outputs: 2 has ratio 4 (p = 0.02 against 0.005), 1 ratio 2 (0.10 against
     0.05), 0 the rest. A table fitted as if 1 were the stronger (its fit sample misordered

@@ -76,7 +76,8 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
     steps, ``finalists`` (8), ``models`` (table, histogram, logistic regression,
     statistics, and the neural network for continuous vectors; a subset restricts them),
     ``seconds`` the wall time the search and its certificate aim at (:data:`SECONDS`; None:
-    no limit)."""
+    no limit); on discrete outputs the screening chooses each pair's event without the
+    shrink (``raw_tables``: :func:`privet.attacks.witness._screen_objective`)."""
     sizes = _sizes(mech)
     models = tuple(opts.get("models") or Budget.models)
     n_select = int(opts.get("n_select") or sizes["n_select"])
@@ -85,7 +86,7 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
                   random_pairs=int(iterations), iterations=int(iterations),
                   finalists=int(opts.get("finalists", 8)), models=models,
                   float_features=opts.get("float_features", "auto"),
-                  seconds=opts.get("seconds", SECONDS))
+                  seconds=opts.get("seconds", SECONDS), raw_tables=True)
 
 
 def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = None,
