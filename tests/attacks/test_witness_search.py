@@ -253,7 +253,7 @@ def test_a_finalist_judged_on_its_selection_sample_displaces_a_refined_one_only_
     assert _leader([refined, near, other]) is other
 
 
-def test_on_discrete_outputs_the_screening_chooses_a_rare_output_its_shrink_would_hide():
+def test_on_outputs_of_few_values_the_screening_chooses_a_rare_output_its_shrink_hides():
     """One entry taking 0, 1 or 2, a screening half of 16,384 pairs: output 2 is rare (110
     against 82: ln 1.34 = 0.29, standard error 0.15), {ω >= 1} common (6,553 against 6,234:
     0.05, standard error 0.018). Moved two standard errors towards no violation, the common
@@ -261,8 +261,15 @@ def test_on_discrete_outputs_the_screening_chooses_a_rare_output_its_shrink_woul
     projection without the shrink (the table's events, ``raw_tables`` as ``privet.search``
     sets it), the rare output (0.29 less the fresh sample's margin). A
     continuous entry (the same outputs plus a little noise: the histogram and the
-    statistics, thousands of thresholds) keeps the objective's own shrink."""
-    from privet.attacks.witness import _event, _fit_scores, _score_events, _screen_objective
+    statistics, thousands of thresholds) keeps the objective's own shrink, and so does a
+    table of more outputs than REORDER_CELLS (many rare outputs: a lucky one would win)."""
+    from privet.attacks.witness import (
+        REORDER_CELLS,
+        _event,
+        _fit_scores,
+        _score_events,
+        _screen_objective,
+    )
     from privet.search.blackbox import budget_for, certificate_objective
 
     n, rng = 1 << 14, np.random.default_rng(0)
@@ -293,6 +300,11 @@ def test_on_discrete_outputs_the_screening_chooses_a_rare_output_its_shrink_woul
     continuous = _fit_scores(o1 + noisy[0], o2 + noisy[1], None, 0)
     assert "table" not in [m for m, _ in continuous]
     assert _screen_objective(objective, continuous, raw) is objective
+    # a table of more outputs than REORDER_CELLS (100 values, each seen about 160 times)
+    many = _fit_scores(rng.integers(0, 100, n).astype(float),
+                       rng.integers(0, 100, n).astype(float), None, 0)
+    assert [m for m, _ in many] == ["table"] and len(many[0][1].rows) > REORDER_CELLS
+    assert _screen_objective(objective, many, raw) is objective
 
 def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_samples():
     """Three outputs: 2 has ratio 4 (p = 0.02 against 0.005), 1 ratio 2 (0.10 against

@@ -5,9 +5,9 @@ certified bound (the winner's curse of scoring hundreds of candidates on one dra
 
 1. **train / choose events** -- per candidate pair, a screening sample: half of it fits the
    cheap models (empirical table, histogram, logistic regression, statistics) and chooses
-   their best threshold event (on discrete outputs, for ``privet.search``, by its projection
-   without the shrink: :func:`_screen_objective`), the other half scores that one event (an
-   honest estimate).
+   their best threshold event (on outputs of few values, for ``privet.search``, by its
+   projection without the shrink: :func:`_screen_objective`), the other half scores that
+   one event (an honest estimate).
    The candidates are the relation's patterns (mirrored, and stretched across the domain;
    every event is tried in both orientations), random pairs inside the domain (every pair
    of a small domain), and a local search that moves the best pair while its estimate
@@ -108,9 +108,9 @@ class Budget:
     ``certify_pairs_per_second``, measured on the race's chunks); ``crossfit``: judge each
     finalist's event on the half of its selection sample that did not choose it
     (:func:`_evaluate`; False: on the counts that chose it, as ``privet.detect`` does, whose
-    final test draws its own fresh sample); ``raw_tables``: on discrete outputs (the
-    screening's model is the empirical table), the screening chooses each pair's event by
-    its projection without the shrink (:func:`_screen_objective`)."""
+    final test draws its own fresh sample); ``raw_tables``: on outputs of few values (the
+    screening's model is a small empirical table), the screening chooses each pair's event
+    by its projection without the shrink (:func:`_screen_objective`)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -214,19 +214,20 @@ def _widths(mech: Mechanism, o1: np.ndarray, o2: np.ndarray, x, x2) -> None:
 def _screen_objective(objective: Objective, scores: list[tuple[str, Score]],
                       budget: Budget) -> Objective:
     """The objective the screening chooses a pair's event by: without the shrink when the
-    outputs are discrete (``budget.raw_tables`` and the screening's only model is the
-    table), else the objective with its own.
+    outputs take few values (``budget.raw_tables``, and the screening's only model is a
+    table of at most :data:`REORDER_CELLS` outputs), else the objective with its own.
 
-    The shrink guards the choice against the winner's curse of a continuous score, the
-    luckiest of thousands of thresholds in its far tail. A table's events are the unions
-    of at most a few hundred outputs in the order of their fitted ratios, each output seen
-    many times (:func:`~privet.attacks.train.discrete`), and the event is judged on the
-    other half of the sample either way, so the choice cannot inflate the pair's value;
-    the shrink there only hides rare outputs: on 2^14 pairs, two standard errors of sparse
-    vector's best answers (probability 0.006, log-ratio 0.095) exceed their log-ratio, the
-    choice fell on nearly every output (fresh value about 0.016), and its pairs were ranked
-    by chance."""
-    if budget.raw_tables and scores and all(m == "table" for m, _ in scores):
+    The shrink guards the choice against the winner's curse of a continuous score (the
+    luckiest of thousands of thresholds in its far tail) or of a table of many rare
+    outputs. A small table's events are the unions of its outputs in the order of their
+    fitted ratios, each output seen hundreds of times on average, and the event is judged
+    on the other half of the sample either way, so the choice cannot inflate the pair's
+    value; the shrink there only hides rare outputs: on 2^14 pairs, two standard errors of
+    sparse vector's best answers (probability 0.006, log-ratio 0.095) exceed their
+    log-ratio, the choice fell on nearly every output (fresh value about 0.016), and its
+    pairs were ranked by chance."""
+    if budget.raw_tables and scores and all(
+            m == "table" and len(sc.rows) <= REORDER_CELLS for m, sc in scores):
         return functools.partial(objective, shrink=0.0)
     return objective
 

@@ -76,8 +76,8 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
     steps, ``finalists`` (8), ``models`` (table, histogram, logistic regression,
     statistics, and the neural network for continuous vectors; a subset restricts them),
     ``seconds`` the wall time the search and its certificate aim at (:data:`SECONDS`; None:
-    no limit); on discrete outputs the screening chooses each pair's event without the
-    shrink (``raw_tables``: :func:`privet.attacks.witness._screen_objective`)."""
+    no limit); on outputs of few values the screening chooses each pair's event without
+    the shrink (``raw_tables``: :func:`privet.attacks.witness._screen_objective`)."""
     sizes = _sizes(mech)
     models = tuple(opts.get("models") or Budget.models)
     n_select = int(opts.get("n_select") or sizes["n_select"])
