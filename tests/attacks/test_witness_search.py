@@ -259,10 +259,10 @@ def test_on_outputs_of_few_values_the_screening_chooses_a_rare_output_its_shrink
     0.05, standard error 0.018). Moved two standard errors towards no violation, the common
     event projects the most (0.01), and the screening would judge it; chosen by the
     projection without the shrink (the table's events, ``raw_tables`` as ``privet.search``
-    sets it), the rare output (0.29 less the fresh sample's margin). A
-    continuous entry (the same outputs plus a little noise: the histogram and the
-    statistics, thousands of thresholds) keeps the objective's own shrink, and so does a
-    table of more outputs than REORDER_CELLS (many rare outputs: a lucky one would win)."""
+    sets it), the rare output (0.29 less the fresh sample's margin). A continuous entry
+    (the same outputs plus a little noise: the histogram and the statistics, thousands of
+    thresholds) keeps the objective's own shrink, and so does a table of more outputs than
+    REORDER_CELLS (many rare outputs: a lucky one would win)."""
     from privet.attacks.witness import (
         REORDER_CELLS,
         _event,
@@ -305,6 +305,7 @@ def test_on_outputs_of_few_values_the_screening_chooses_a_rare_output_its_shrink
                        rng.integers(0, 100, n).astype(float), None, 0)
     assert [m for m, _ in many] == ["table"] and len(many[0][1].rows) > REORDER_CELLS
     assert _screen_objective(objective, many, raw) is objective
+
 
 def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_samples():
     """Three outputs: 2 has ratio 4 (p = 0.02 against 0.005), 1 ratio 2 (0.10 against

@@ -220,12 +220,12 @@ def _screen_objective(objective: Objective, scores: list[tuple[str, Score]],
     The shrink guards the choice against the winner's curse of a continuous score (the
     luckiest of thousands of thresholds in its far tail) or of a table of many rare
     outputs. A small table's events are the unions of its outputs in the order of their
-    fitted ratios, each output seen hundreds of times on average, and the event is judged
-    on the other half of the sample either way, so the choice cannot inflate the pair's
-    value; the shrink there only hides rare outputs: on 2^14 pairs, two standard errors of
-    sparse vector's best answers (probability 0.006, log-ratio 0.095) exceed their
-    log-ratio, the choice fell on nearly every output (fresh value about 0.016), and its
-    pairs were ranked by chance."""
+    fitted ratios, each output seen 256 times on average among 2^14 pairs, and the event
+    is judged on the other half of the sample either way, so the choice cannot inflate the
+    pair's value; the shrink there only hides rare outputs: on 2^14 pairs, two standard
+    errors of sparse vector's best answers (probability 0.006, log-ratio 0.095) exceed
+    their log-ratio, the choice fell on nearly every output (fresh value about 0.016), and
+    its pairs were ranked by chance."""
     if budget.raw_tables and scores and all(
             m == "table" and len(sc.rows) <= REORDER_CELLS for m, sc in scores):
         return functools.partial(objective, shrink=0.0)
