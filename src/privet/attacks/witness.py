@@ -227,7 +227,7 @@ def _screen_objective(objective: Objective, scores: list[tuple[str, Score]],
     their log-ratio, the choice fell on nearly every output (fresh value about 0.016), and
     its pairs were ranked by chance."""
     if budget.raw_tables and scores and all(
-            m == "table" and len(sc.rows) <= REORDER_CELLS for m, sc in scores):
+            isinstance(sc, Table) and len(sc.rows) <= REORDER_CELLS for _, sc in scores):
         return functools.partial(objective, shrink=0.0)
     return objective
 
@@ -525,9 +525,9 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     selection sample; not for an event never seen under x' in the race), its counts add
     to the race's, and its threshold (and orientation) is chosen again, judged at the
     fresh sample the time then left affords. The fresh certifying sample is still drawn
-    after it and alone certifies. Returns the pairs of the refining sample (0: none, also when
-    the winner was refined already; the winner in ``finals`` is then a finalist of that
-    one score)."""
+    after it and alone certifies. Returns the pairs of the refining sample (0: none, also
+    when the winner was refined already; the winner in ``finals`` is then a finalist of
+    that one score)."""
     resized = getattr(objective, "resized", None)
     pairs = affordable(budget.seconds, t0, rate)
     ranked = [f for f in finals if f.best is not None]  # evaluated: index and counts set
