@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import privet
-from privet.attacks import Threshold, certify
+from privet.attacks import Threshold, certify, draw_pair, sampling
 from privet.attacks.features import fit_features
 from privet.attacks.scores import Linear, Stat, Table, score_from_spec
 from privet.attacks.threshold import best_threshold, counts_at, threshold_at_rate
@@ -249,3 +249,25 @@ def test_entries_above_their_medians_count_like_the_laplace_likelihood_ratio():
     r_above = np.corrcoef(stats["above"](a), exact)[0, 1]
     r_sum = np.corrcoef(stats["sum"](a), exact)[0, 1]
     assert r_above > 0.975 and r_sum < 0.725
+
+
+def test_pairs_drawn_ahead_on_a_process_pool_are_the_pairs_drawn_one_by_one():
+    from privet.attacks.sampling import draw_pairs
+    from privet.execution import ProcessPool
+    from privet.mechanisms import dpsniper as d
+
+    box = d.vectorized("dpsniper.svt34_parallel")
+    pairs = [(np.zeros(10), np.ones(10)), (np.ones(10), np.r_[np.zeros(5), 2 * np.ones(5)]),
+             (np.full(10, 3.0), np.full(10, 2.0))]
+    seeds = np.random.SeedSequence(11).spawn(len(pairs))
+    one = [draw_pair(box, x, x2, 500, None, ss, False) for (x, x2), ss in zip(pairs, seeds)]
+    pool = ProcessPool(2)
+    try:
+        # 2 * 500 outputs of 20 doubles per pair: groups of one pair under this budget
+        ahead = list(draw_pairs(box, pairs, 500, None, seeds, False, pool,
+                                pair_bytes=sampling.AHEAD_BYTES // 2 + 1))
+    finally:
+        pool.close()
+    assert len(ahead) == len(pairs)
+    for (a1, a2), (b1, b2) in zip(one, ahead):
+        assert np.array_equal(a1, b1) and np.array_equal(a2, b2)

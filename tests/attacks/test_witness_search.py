@@ -416,3 +416,28 @@ def test_a_finalists_event_is_judged_on_the_half_of_its_sample_that_did_not_choo
     honest = float(objective(*(np.array([c]) for c in at[0]), 10_000, shrink=0.0)[0])
     assert common.value == pytest.approx(honest)  # A's counts judge B's choice
     assert lucky.value > 0.4 > 0.2 > common.value > 0.1
+
+
+def test_the_screening_draws_ahead_on_a_process_pool_and_judges_the_pairs_as_in_process():
+    """Without a time budget every sample size is fixed, so the pairs the screening draws
+    ahead on a process pool (while this process fits the last pair's models) are the pairs
+    it would draw one by one: the screening, the halving and the race see the same outputs,
+    and the search ends on the same witness with the same counts."""
+    from privet.attacks.witness import search_witness
+    from privet.search.blackbox import certificate_objective
+
+    box = d.vectorized("dpsniper.svt1")
+    budget = Budget(n_train=1 << 10, n_fit=1 << 12, n_select=1 << 13, random_pairs=2,
+                    iterations=2, finalists=2, models=("table", "logistic"), raw_tables=True)
+    objective = certificate_objective(1 << 20, 0.9, paired=False)
+    got = {}
+    for executor in ("inprocess", "processes"):
+        best, trace, stopped = search_witness(box, objective, budget=budget, seed=3,
+                                              executor=executor)
+        assert best is not None and not stopped
+        screened = [(t["stage"], t["pattern"], t["n"], t["value"]) for t in trace
+                    if t["stage"] != "select"]
+        got[executor] = (screened, best.x.tolist(), best.x2.tolist(), best.counts)
+    screened = got["inprocess"][0]
+    assert {s for s, *_ in screened} >= {"screen", "local search", "rescreen"}
+    assert got["processes"] == got["inprocess"]

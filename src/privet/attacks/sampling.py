@@ -31,7 +31,7 @@ from .events import Threshold
 from .features import Batch
 from .threshold import tails
 
-__all__ = ["Certificate", "certify", "draw_pair", "events_in", "paired_sampling",
+__all__ = ["Certificate", "certify", "draw_pair", "draw_pairs", "events_in", "paired_sampling",
            "select_counts", "stream"]
 
 
@@ -60,6 +60,30 @@ def draw_pair(mech: Mechanism, x, x2, n: int, args: Mapping[str, Any] | None, se
     s1, s2 = _seeds(seed, 2)
     return (np.asarray(collect(mech, x, int(n), args, seed=s1, executor=executor)),
             np.asarray(collect(mech, x2, int(n), args, seed=s2, executor=executor)))
+
+
+AHEAD_BYTES = 1 << 28  # the outputs drawn ahead by draw_pairs, at most (256 MiB)
+
+
+def _draw_job(mech: Mechanism, x, x2, n: int, args, seed: Any, paired: bool
+              ) -> tuple[np.ndarray, np.ndarray]:
+    return draw_pair(mech, x, x2, n, args, seed, paired, "inprocess")
+
+
+def draw_pairs(mech: Mechanism, pairs: list[tuple], n: int, args: Mapping[str, Any] | None,
+               seeds: list, paired: bool, executor: Any, pair_bytes: int = 0):
+    """:func:`draw_pair` of each (x, x') in ``pairs`` with its seed in ``seeds``, yielded in
+    order, each pair drawn whole by one task of the executor: a process pool or a cluster
+    draws the next pairs while the caller fits models on the last (the screening of a
+    witness search), an in-process executor draws each when it is asked for, as
+    :func:`draw_pair` would. The tasks go to the executor in groups whose outputs
+    (``pair_bytes`` each, when known) stay under :data:`AHEAD_BYTES`. The outputs are
+    those :func:`draw_pair` gives for the same seed, whatever the executor."""
+    group = max(1, AHEAD_BYTES // pair_bytes) if pair_bytes > 0 else 8
+    for lo in range(0, len(pairs), group):
+        jobs = [(mech, x, x2, int(n), args, ss, paired)
+                for (x, x2), ss in zip(pairs[lo:lo + group], seeds[lo:lo + group])]
+        yield from executor.map(_draw_job, jobs)
 
 
 def events_in(event: Event, outputs: np.ndarray, rng: np.random.Generator | None = None

@@ -62,7 +62,7 @@ from ..execution.threads import single_threaded
 from .events import Threshold
 from .features import Batch, BitView, bit_views, fit_features, raw, rows_of, shape_error
 from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
-from .sampling import TIMES, draw_pair, events_in, paired_sampling, select_counts
+from .sampling import TIMES, draw_pair, draw_pairs, events_in, paired_sampling, select_counts
 from .scores import Bits, Score, Table
 from .threshold import (
     ORIENTATIONS,
@@ -375,23 +375,25 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     least = min(budget.n_train, LEAST)
     sized = 0       # the screening's sample, once the probe has timed it
     warming = True  # the first screened pair warms up (a process pool, imports)
+    pair_bytes = 0  # the outputs of one screened pair, per pair drawn (measured)
 
-    def screen(x, x2, label, ss, n=None, stage="screen", left=1) -> _Screened:
-        nonlocal sized, warming
+    def screen(x, x2, label, ss, n=None, stage="screen", left=1, drawn=None) -> _Screened:
+        nonlocal sized, warming, pair_bytes
         # fit and choose the event on one half, score that one event on the other half:
         # an honest estimate, so the pairs compete without the winner's curse of the
         # thresholds; without a size: n_train for the first two pairs (the first warms up
         # -- a process pool, imports --, the second is the timed probe), then the one size
         # the probe's pace projects for the ``left`` pairs still to screen (one size for
-        # all: a smaller sample's larger spread would favor it in the halving)
+        # all: a smaller sample's larger spread would favor it in the halving); ``drawn``:
+        # its outputs, drawn ahead (:func:`ahead`)
         if n is None:
-            if pace.pairs and not sized:
-                sized = pace.size(budget.n_train, least, left)
-            n = sized or budget.n_train
+            n = size_of(left)
         warm, warming = warming, False
         tick = time.perf_counter()
-        o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor)
+        o1, o2 = draw_pair(mech, x, x2, n, args, ss, paired, executor) if drawn is None \
+            else next(drawn)
         _widths(mech, o1, o2, x, x2)
+        pair_bytes = max(pair_bytes, (o1.nbytes + o2.nbytes) // max(len(o1), 1))
         h = len(o1) // 2
         with single_threaded():
             views = bit_views(floats, o1[:h], o2[:h], x, x2)
@@ -416,15 +418,46 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                       "seconds": round(time.perf_counter() - t0, 3)})
         return item
 
+    def size_of(left: int) -> int:  # the screening's sample, for ``left`` pairs to screen
+        nonlocal sized
+        if pace.pairs and not sized:
+            sized = pace.size(budget.n_train, least, left)
+        return sized or budget.n_train
+
+    def ahead(pairs: list, seeds: list, n: int):  # their outputs, drawn ahead in order
+        return draw_pairs(mech, pairs, n, args, seeds, paired, executor, pair_bytes * n)
+
+    def screen_all(items: list, seeds: list, n: int | None, stage: str, left: int,
+                   advance) -> list[_Screened]:
+        # without a size, the first two pairs one by one (the warm-up and the timed probe
+        # that sizes the rest); the others with their outputs drawn ahead, so a process
+        # pool's workers draw the next pairs while this process fits models on the last
+        out = []
+        serial = 0 if sized or n is not None else min(2, len(items))
+        for k in range(serial):
+            (x, x2, label), ss = items[k], seeds[k]
+            out.append(screen(x, x2, label, ss, n, stage, left - k))
+            advance(1)
+        if serial < len(items):
+            size = n if n is not None else size_of(left - serial)
+            drawn = ahead([(a, b) for a, b, _ in items[serial:]], seeds[serial:], size)
+            try:
+                for k in range(serial, len(items)):
+                    (x, x2, label), ss = items[k], seeds[k]
+                    out.append(screen(x, x2, label, ss, size, stage, left - k, drawn))
+                    advance(1)
+            finally:
+                drawn.close()  # Ctrl-C or an error: the pairs drawn ahead are cancelled
+        return out
+
     finals: list[_Finalist] = []
     rate = certify_rate = fitted = raced = 0.0
     with progress_bar(total, f"attack {mech.name}", enabled=progress) as advance:
         try:
             left = len(cands) + budget.iterations
-            for (x, x2, label), ss in zip(cands, s_screen.spawn(len(cands))):
-                screened.append(screen(x, x2, label, ss, left=left))
-                left -= 1
-                advance(1)
+            screened += screen_all(cands, s_screen.spawn(len(cands)), None, "screen", left,
+                                   advance)
+            left -= len(cands)
             if screened and budget.iterations:
                 top = max(screened, key=lambda r: r.value)
                 for ss in s_local.spawn(budget.iterations):
@@ -438,8 +471,10 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                             top = item
                     advance(1)
             screened = _halve(screened, budget, start, s_screen,
-                              lambda it, ss, n: screen(it.x, it.x2, it.label, ss, n, "rescreen"),
-                              t0, pace.per_pair, sized or budget.n_train)
+                              lambda its, seeds, n: screen_all(
+                                  [(it.x, it.x2, it.label) for it in its], seeds, n,
+                                  "rescreen", len(its), lambda k: None),
+                              t0, pace, sized or budget.n_train)
             chosen = _finalists(screened, budget.finalists, start)
             # the fits are sized from their measured pace, the neural network's apart (a
             # fit uses the whole sample, not half: the screening's pace twice over until
@@ -618,17 +653,20 @@ def _optimistic(item: _Screened) -> float:
 
 def _halve(screened: list[_Screened], budget: Budget, start: tuple | None,
            seeds: np.random.SeedSequence, rescreen, t0: float | None = None,
-           per_pair: float = 0.0, n: int | None = None) -> list[_Screened]:
+           pace: _Pace | None = None, n: int | None = None) -> list[_Screened]:
     """Successive halving of the screened pairs: while more than twice ``finalists`` are
     left and the samples stay within ``n_fit``, keep the better half by the optimistic
     estimate (value plus one spread: a rare event with a large ratio survives until its
-    estimate is precise enough to judge) and screen it again on twice the samples -- while
-    the round is projected (at the screening's measured ``per_pair`` seconds per pair of
-    a sample) to end within :data:`HALVING_SHARE` of ``budget.seconds``. ``n``: the
-    screening's sample (default ``n_train``); each round doubles it."""
+    estimate is precise enough to judge) and screen it again on twice the samples
+    (``rescreen(items, seeds, n)``, the whole round at once, its outputs drawn ahead) --
+    while the round is projected (at the seconds per pair of a sample of the round before,
+    the first at the screening's, ``pace``) to end within :data:`HALVING_SHARE` of
+    ``budget.seconds``. ``n``: the screening's sample (default ``n_train``); each round
+    doubles it."""
     pool = [it for it in screened if math.isfinite(it.value)]
     n = budget.n_train if n is None else int(n)
     t0 = time.perf_counter() if t0 is None else t0
+    per_pair = pace.per_pair if pace is not None else 0.0
     while len(pool) > 2 * budget.finalists and 2 * n <= budget.n_fit:
         pool.sort(key=lambda it: -_optimistic(it))
         keep = pool[: (len(pool) + 1) // 2]
@@ -637,7 +675,9 @@ def _halve(screened: list[_Screened], budget: Budget, start: tuple | None,
         if not _fits(t0, budget.seconds, HALVING_SHARE, len(keep) * per_pair * 2 * n):
             break
         n *= 2
-        pool = [rescreen(it, ss, n) for it, ss in zip(keep, seeds.spawn(len(keep)))]
+        tick = time.perf_counter()
+        pool = rescreen(keep, seeds.spawn(len(keep)), n)
+        per_pair = (time.perf_counter() - tick) / (len(keep) * n)  # this round's pace
         pool = [it for it in pool if math.isfinite(it.value)]
     return pool
 
