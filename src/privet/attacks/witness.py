@@ -14,7 +14,10 @@ certified bound (the winner's curse of scoring hundreds of candidates on one dra
    improves: the attack's own estimate on its own sample drives the input search. The
    ``finalists`` pairs with the best optimistic estimates (estimate plus one standard
    error, so rare events with large ratios are not dropped for their noise) get a fresh
-   sample to fit the final models (with the neural network when asked).
+   sample to fit the final models (with the neural network when asked). The screened
+   pairs' outputs are drawn ahead by the executor's workers while this process fits the
+   models of the pair before (:func:`~privet.attacks.sampling.draw_pairs`): the same
+   outputs as drawn one by one, in less time on a process pool or a cluster.
 2. **choose the pair and the threshold** -- fresh selection samples, streamed in chunks
    through the executor and reduced to the counts of every final model's events over a grid
    of thresholds; the finalists race (:func:`_race`): their samples double while they are
