@@ -263,7 +263,7 @@ def test_pairs_drawn_ahead_on_a_process_pool_are_the_pairs_drawn_one_by_one():
     one = [draw_pair(box, x, x2, 500, None, ss, False) for (x, x2), ss in zip(pairs, seeds)]
     pool = ProcessPool(2)
     try:
-        # 2 * 500 outputs of 20 doubles per pair: groups of one pair under this budget
+        # each pair declared over half of AHEAD_BYTES: the tasks go out one pair at a time
         ahead = list(draw_pairs(box, pairs, 500, None, seeds, False, pool,
                                 pair_bytes=sampling.AHEAD_BYTES // 2 + 1))
     finally:

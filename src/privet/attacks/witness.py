@@ -435,21 +435,17 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
         # without a size, the first two pairs one by one (the warm-up and the timed probe
         # that sizes the rest); the others with their outputs drawn ahead, so a process
         # pool's workers draw the next pairs while this process fits models on the last
-        out = []
+        out, drawn, size = [], None, n
         serial = 0 if sized or n is not None else min(2, len(items))
-        for k in range(serial):
-            (x, x2, label), ss = items[k], seeds[k]
-            out.append(screen(x, x2, label, ss, n, stage, left - k))
-            advance(1)
-        if serial < len(items):
-            size = n if n is not None else size_of(left - serial)
-            drawn = ahead([(a, b) for a, b, _ in items[serial:]], seeds[serial:], size)
-            try:
-                for k in range(serial, len(items)):
-                    (x, x2, label), ss = items[k], seeds[k]
-                    out.append(screen(x, x2, label, ss, size, stage, left - k, drawn))
-                    advance(1)
-            finally:
+        try:
+            for k, ((x, x2, label), ss) in enumerate(zip(items, seeds)):
+                if k == serial:  # the probe done: the rest drawn ahead, at one size
+                    size = n if n is not None else size_of(left - k)
+                    drawn = ahead([(a, b) for a, b, _ in items[k:]], seeds[k:], size)
+                out.append(screen(x, x2, label, ss, size, stage, left - k, drawn))
+                advance(1)
+        finally:
+            if drawn is not None:
                 drawn.close()  # Ctrl-C or an error: the pairs drawn ahead are cancelled
         return out
 
@@ -477,7 +473,7 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                               lambda its, seeds, n: screen_all(
                                   [(it.x, it.x2, it.label) for it in its], seeds, n,
                                   "rescreen", len(its), lambda k: None),
-                              t0, pace, sized or budget.n_train)
+                              t0, pace.per_pair, sized or budget.n_train)
             chosen = _finalists(screened, budget.finalists, start)
             # the fits are sized from their measured pace, the neural network's apart (a
             # fit uses the whole sample, not half: the screening's pace twice over until
@@ -656,20 +652,19 @@ def _optimistic(item: _Screened) -> float:
 
 def _halve(screened: list[_Screened], budget: Budget, start: tuple | None,
            seeds: np.random.SeedSequence, rescreen, t0: float | None = None,
-           pace: _Pace | None = None, n: int | None = None) -> list[_Screened]:
+           per_pair: float = 0.0, n: int | None = None) -> list[_Screened]:
     """Successive halving of the screened pairs: while more than twice ``finalists`` are
     left and the samples stay within ``n_fit``, keep the better half by the optimistic
     estimate (value plus one spread: a rare event with a large ratio survives until its
     estimate is precise enough to judge) and screen it again on twice the samples
     (``rescreen(items, seeds, n)``, the whole round at once, its outputs drawn ahead) --
     while the round is projected (at the seconds per pair of a sample of the round before,
-    the first at the screening's, ``pace``) to end within :data:`HALVING_SHARE` of
+    the first at the screening's ``per_pair``) to end within :data:`HALVING_SHARE` of
     ``budget.seconds``. ``n``: the screening's sample (default ``n_train``); each round
     doubles it."""
     pool = [it for it in screened if math.isfinite(it.value)]
     n = budget.n_train if n is None else int(n)
     t0 = time.perf_counter() if t0 is None else t0
-    per_pair = pace.per_pair if pace is not None else 0.0
     while len(pool) > 2 * budget.finalists and 2 * n <= budget.n_fit:
         pool.sort(key=lambda it: -_optimistic(it))
         keep = pool[: (len(pool) + 1) // 2]
