@@ -368,6 +368,55 @@ def test_a_tables_cells_are_reordered_on_the_selection_counts_of_independent_sam
                           [False, False, True])
 
 
+def test_a_small_tables_rare_output_is_chosen_without_the_shrink_and_judged_held_out():
+    """One entry taking 0, 1 or 2, 10,000 independent pairs per half, the same counts in
+    both halves: output 2 is rare with a large ratio (30 against 15, ln 2), {ω >= 1}
+    common with a small one (3,300 against 3,000, 0.095). Moved two standard errors towards
+    no violation, output 2 projects below 0 (19 against 23) and the common event 0.02, so a
+    choice with the objective's shrink takes the common event in each half. A small table
+    on independent samples also chooses without the shrink (output 2, ln 2), and its pick,
+    judged on the other half with one standard error (25 against 19: 0.25), beats the
+    common one judged with two (0.02): the finalist's event is output 2 alone, valued by
+    the held-out half without the shrink (ln 2 less the fresh sample's margin). The same
+    counts as a continuous family (a statistic's thresholds), or a table on paired
+    samples, keep the shrink and the common event."""
+    from privet.attacks.scores import Stat, Table
+    from privet.attacks.threshold import tails
+    from privet.attacks.witness import _evaluate
+    from privet.search.blackbox import certificate_objective
+
+    rng = np.random.default_rng(0)
+
+    def outputs(twos: int, ones: int, n: int = 10_000) -> np.ndarray:  # in random order
+        return rng.permutation(np.r_[np.full(twos, 2.0), np.full(ones, 1.0),
+                                     np.zeros(n - twos - ones)])
+
+    o1, o2 = outputs(30, 3270), outputs(15, 2985)
+    table, stat = Table(((0.0,), (1.0,), (2.0,)), (-0.1, 0.1, 0.7)), Stat("entry", 0)
+    objective = certificate_objective(1 << 24, 0.9, paired=False)
+    ones, twos = np.array([1.0]), np.array([2.0])
+    picked = {}
+    for label, model, score, independent in (("table", "table", table, True),
+                                             ("stat", "stats", stat, True),
+                                             ("paired", "table", table, False)):
+        grid = np.unique(np.r_[score(o1), score(o2)])
+        half = tails(score(o1), score(o2), grid)
+        fin = _Finalist(_Screened(0.0, 0.0, np.zeros(1), np.ones(1), "test"),
+                        [(model, score)], [(grid, True)], np.random.SeedSequence(0),
+                        independent=independent)
+        fin.absorb([([half], 10_000), ([half.copy()], 10_000)])
+        _evaluate(fin, objective)
+        picked[label] = fin.best
+    rare = picked["table"]
+    assert rare.event.contains(twos)[0] and not rare.event.contains(ones)[0]
+    assert math.log(2) > rare.value > 0.6
+    assert rare.counts[1] - rare.counts[2] == pytest.approx(30)  # both halves: 60 against 30
+    for label in ("stat", "paired"):
+        common = picked[label]
+        assert common.event.contains(twos)[0] and common.event.contains(ones)[0]
+        assert 0.0 < common.value < 0.1
+
+
 def test_a_finalists_event_is_judged_on_the_half_of_its_sample_that_did_not_choose_it():
     """One entry taking 0, 1 or 2, 10,000 independent pairs per half. Output 2 is rare and,
     in half A, lucky (220 against 50, ratio e^1.48; 120 against 110 in half B); {ω >= 1} is
