@@ -799,14 +799,13 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
     finalist's, and its value is the one its held-out counts project without the shrink
     (honest: they did not choose it). The best of a hundred thousand thresholds over a few
     models and orientations is otherwise judged on the counts that chose it, and a rare
-    event in a score's far tail wins by
-    luck (sparse vector releasing its noisy answers: 22 against 5 outputs among 4·10^6
-    pairs, ratio 1.5 for a mechanism whose true epsilon is 0.5, and the fresh sample
-    certified 0); the shrink on the held-out counts keeps a rare event whose held-out
-    counts are lucky too from winning over a common one (report noisy max's plateau
-    ω ≤ t, t ≤ min(a), against its far tail). The event's counts are its counts on both
-    halves. Without halves (or with an empty one), or with ``fin.crossfit`` off (detect),
-    the best event on the counts that chose it."""
+    event in a score's far tail wins by luck (sparse vector releasing its noisy answers: 22
+    against 5 outputs among 4·10^6 pairs, ratio 1.5 for a mechanism whose true epsilon is
+    0.5, and the fresh sample certified 0); the shrink on the held-out counts keeps a rare
+    event whose held-out counts are lucky too from winning over a common one (report noisy
+    max's plateau ω ≤ t, t ≤ min(a), against its far tail). The event's counts are its
+    counts on both halves. Without halves (or with an empty one), or with ``fin.crossfit``
+    off (detect), the best event on the counts that chose it."""
     fin.best, fin.spread, fin.index = None, math.inf, -1
     seed = int(fin.seeds.generate_state(1)[0])
     x, x2 = fin.item.x, fin.item.x2
@@ -878,7 +877,7 @@ def _half_picks(fin: _Finalist, its: list, mts: list, n: int, objective: Objecti
     if chosen:
         _, m, ch = max(chosen, key=lambda r: r[0])
         picks.append((m, ch, SHRINK_HELD))
-    small = [m for m, mt in enumerate(mts) if mt[0] != "given" and _small_table(fin, mt[1])]
+    small = [m for m, mt in enumerate(mts) if _small_table(fin, mt[1])]
     raw = best_of_many([its[m] for m in small], n, functools.partial(objective, shrink=0.0))
     tables = [(ch.value, m, ch) for m, ch in zip(small, raw) if ch is not None]
     if tables:
