@@ -28,7 +28,8 @@ import sys
 import numpy as np
 
 from privet.mechanisms.dpsniper import SVT_SCALES, svt_answer_probability
-from privet.stats.bounds import SHARES, conditional_bounds, union_bounds
+from privet.search.blackbox import PLANS
+from privet.stats.bounds import projected
 
 CONFIDENCE = 0.9
 
@@ -39,13 +40,12 @@ def answer_index(row: list[float]) -> int:
 
 
 def projection(p1: float, p2: float, n: int) -> float:
-    """The certificate n fresh pairs give at these probabilities (expected counts)."""
+    """The certificate n fresh pairs give at these probabilities (expected counts, the
+    better of the plans the black-box search chooses between, without the shrink)."""
     k1, k2 = n * p1, n * p2
-    n11 = k1 * k2 / n
-    plans = [float(union_bounds(k1, n, k2, n, CONFIDENCE))]
-    plans += [float(conditional_bounds(k1 - n11, k2 - n11, k1, k2, n, CONFIDENCE, s))
-              for s in SHARES]
-    return max(plans)
+    n11 = k1 * k2 / n  # independent samples: the expected pairing
+    return max(float(projected(n11, k1 - n11, k2 - n11, n, n, CONFIDENCE, method, shrink=0.0,
+                               share=share)) for method, share in PLANS)
 
 
 def judge(run: dict) -> tuple[float, float, float] | None:

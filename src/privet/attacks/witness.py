@@ -230,7 +230,7 @@ def _screen_objective(objective: Objective, scores: list[tuple[str, Score]],
     their log-ratio, the choice fell on nearly every output (fresh value about 0.016), and
     its pairs were ranked by chance."""
     if budget.raw_tables and scores and all(
-            isinstance(sc, Table) and len(sc.rows) <= REORDER_CELLS for _, sc in scores):
+            _small_table(sc) for _, sc in scores):
         return functools.partial(objective, shrink=0.0)
     return objective
 
@@ -848,11 +848,11 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
 SHRINK_TABLE = 1.0  # standard errors: the held-out counts of a small table's raw pick
 
 
-def _small_table(fin: _Finalist, score: Score) -> bool:
-    """Whether ``score`` is a table of at most :data:`REORDER_CELLS` outputs of a finalist
-    on independent samples: its events are the unions of its cells in one order, a few
-    dozen candidates."""
-    return fin.independent and isinstance(score, Table) and len(score.rows) <= REORDER_CELLS
+def _small_table(score: Score) -> bool:
+    """Whether ``score`` is a table of at most :data:`REORDER_CELLS` outputs: its events are
+    the unions of its cells in one order, a few dozen candidates (the screening and the
+    race choose among them without the shrink)."""
+    return isinstance(score, Table) and len(score.rows) <= REORDER_CELLS
 
 
 def _half_picks(fin: _Finalist, its: list, mts: list, n: int, objective: Objective
@@ -860,8 +860,8 @@ def _half_picks(fin: _Finalist, its: list, mts: list, n: int, objective: Objecti
     """The events one half of a finalist's selection sample chooses (:func:`_evaluate`),
     each with the shrink its held-out counts are judged with: the best of every family by
     ``objective`` (with its shrink; judged with :data:`SHRINK_HELD`), and the best of its
-    small tables (:func:`_small_table`) by the objective without the shrink (judged with
-    :data:`SHRINK_TABLE`).
+    small tables (:func:`_small_table`; on independent samples) by the objective without the
+    shrink (judged with :data:`SHRINK_TABLE`).
 
     The shrink guards a choice among the thousands of thresholds of a continuous score;
     on a small table it only hides a rare output of a large ratio behind a commoner union
@@ -871,18 +871,15 @@ def _half_picks(fin: _Finalist, its: list, mts: list, n: int, objective: Objecti
     fresh sample instead of 0.0889 and 0.1689, by the answers' exact probabilities). As in
     the screening (:func:`_screen_objective`), the table's raw choice is judged on the
     other half, so it cannot inflate the finalist's value."""
+    small = [m for m, mt in enumerate(mts) if fin.independent and _small_table(mt[1])]
     picks = []
-    chosen = [(ch.value, m, ch) for m, ch in enumerate(best_of_many(its, n, objective))
-              if ch is not None]
-    if chosen:
-        _, m, ch = max(chosen, key=lambda r: r[0])
-        picks.append((m, ch, SHRINK_HELD))
-    small = [m for m, mt in enumerate(mts) if _small_table(fin, mt[1])]
-    raw = best_of_many([its[m] for m in small], n, functools.partial(objective, shrink=0.0))
-    tables = [(ch.value, m, ch) for m, ch in zip(small, raw) if ch is not None]
-    if tables:
-        _, m, ch = max(tables, key=lambda r: r[0])
-        picks.append((m, ch, SHRINK_TABLE))
+    for group, choose, z in ((range(len(its)), objective, SHRINK_HELD),
+                             (small, functools.partial(objective, shrink=0.0), SHRINK_TABLE)):
+        got = [(ch.value, m, ch) for m, ch in
+               zip(group, best_of_many([its[m] for m in group], n, choose)) if ch is not None]
+        if got:
+            _, m, ch = max(got, key=lambda r: r[0])
+            picks.append((m, ch, z))
     return picks
 
 

@@ -142,14 +142,17 @@ def certificate_objective(size: int, confidence: float, paired: bool):
     return objective
 
 
+# the independent-sample certificates plan_method chooses between: (method, share of alpha)
+PLANS = [("union", SHARE)] + [("conditional", s) for s in SHARES]
+
+
 def plan_method(counts: tuple, n: int, size: int, confidence: float) -> tuple[str, float]:
     """The independent-sample certificate (and, for the conditional one, its split of
     alpha) that projects the larger bound for these selection counts -- decided before the
     fresh sample is drawn."""
-    plans = [("union", SHARE)] + [("conditional", s) for s in SHARES]
     vals = [float(projected(*counts, n, size, confidence, m, shrink=SHRINK, share=s))
-            for m, s in plans]
-    return plans[int(np.argmax(vals))]
+            for m, s in PLANS]
+    return PLANS[int(np.argmax(vals))]
 
 
 def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
