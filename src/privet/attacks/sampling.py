@@ -31,13 +31,38 @@ from .events import Threshold
 from .features import Batch
 from .threshold import tails
 
-__all__ = ["Certificate", "certify", "draw_pair", "draw_pairs", "events_in", "paired_sampling",
-           "select_counts", "stream"]
+__all__ = ["COUPLED", "Certificate", "certify", "draw_pair", "draw_pairs", "events_in",
+           "paired_sampling", "seeded", "select_counts", "stream"]
 
 
 def paired_sampling(mech: Mechanism) -> bool:
     """True when M(x) and M(x') can share their noise (Replay)."""
     return mech.supports("replay")
+
+
+# the ``paired`` of a sample whose runs of M(x) and M(x') are given generators of the same
+# seed (common random numbers for a black box whose outputs follow the generator privet
+# gives it: :func:`seeded`); ``True`` is Replay, ``False`` independent runs
+COUPLED = "seed"
+PROBE = 64  # outputs per run of the seeding probe (16 for per-sample black boxes)
+
+
+def seeded(mech: Mechanism, x, args: Mapping[str, Any] | None = None) -> bool:
+    """Whether a mechanism without Replay gives the same outputs for the same generator: a
+    vectorized ``m(a, n)`` or a black box drawing from the generator privet passes it or
+    from NumPy's or Python's global one, which privet seeds from it. Its runs on x and x'
+    can then share their seed (:data:`COUPLED`), as correlated sampling shares the noise:
+    the outputs of two neighbors then differ only where the change of input moves them,
+    and an event's estimated ratio rests on those few discordant pairs, not on two
+    independent counts. Checked by running it twice on ``x`` with the same seed."""
+    if mech.supports("replay"):
+        return False
+    n = PROBE // 4 if mech.kind in ("statdp", "blackbox") else PROBE
+    ss = np.random.SeedSequence(0x5EED)
+    runs = [np.asarray(mech.run(Sampler(np.random.default_rng(ss), n), x, args,
+                                check_input=False), dtype=float) for _ in range(2)]
+    return runs[0].shape == runs[1].shape and bool(
+        np.array_equal(runs[0], runs[1], equal_nan=True))
 
 
 def _seeds(seed: Any, k: int) -> list[np.random.SeedSequence]:
@@ -49,8 +74,13 @@ def draw_pair(mech: Mechanism, x, x2, n: int, args: Mapping[str, Any] | None, se
               paired: bool | None = None, executor: Any = "inprocess"
               ) -> tuple[np.ndarray, np.ndarray]:
     """``n`` outputs of M(x) and of M(x') (paired under Replay when ``paired``, default:
-    whenever the mechanism can)."""
+    whenever the mechanism can; with the same seed for both when ``paired`` is
+    :data:`COUPLED`)."""
     paired = paired_sampling(mech) if paired is None else paired
+    if paired == COUPLED:
+        s1 = _seeds(seed, 1)[0]
+        return (np.asarray(collect(mech, x, int(n), args, seed=s1, executor=executor)),
+                np.asarray(collect(mech, x2, int(n), args, seed=s1, executor=executor)))
     if paired:
         rng = np.random.default_rng(_seeds(seed, 1)[0])
         rep = Replay(Sampler(rng, int(n)))
@@ -98,7 +128,10 @@ def events_in(event: Event, outputs: np.ndarray, rng: np.random.Generator | None
 def _outputs(mech: Mechanism, xa, xb, args, seeds: tuple, index: int, size: int,
              paired: bool) -> tuple[np.ndarray, np.ndarray]:
     sa, sb = seeds[0], seeds[1]
-    if paired:
+    if paired == COUPLED:
+        o1 = mech.run(Sampler(chunk_rng(sa, index), size), xa, args, check_input=False)
+        o2 = mech.run(Sampler(chunk_rng(sa, index), size), xb, args, check_input=False)
+    elif paired:
         rep = Replay(Sampler(chunk_rng(sa, index), size))
         o1 = mech.run(rep, xa, args, check_input=False)
         o2 = mech.run(rep.rewind(), xb, args, check_input=False)

@@ -65,7 +65,15 @@ from ..execution.threads import single_threaded
 from .events import Threshold
 from .features import Batch, BitView, bit_views, fit_features, raw, rows_of, shape_error
 from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
-from .sampling import TIMES, draw_pair, draw_pairs, events_in, paired_sampling, select_counts
+from .sampling import (
+    COUPLED,
+    TIMES,
+    draw_pair,
+    draw_pairs,
+    events_in,
+    paired_sampling,
+    select_counts,
+)
 from .scores import Bits, Score, Table
 from .threshold import (
     ORIENTATIONS,
@@ -113,7 +121,10 @@ class Budget:
     (:func:`_evaluate`; False: on the counts that chose it, as ``privet.detect`` does, whose
     final test draws its own fresh sample); ``raw_tables``: on outputs of few values (the
     screening's model is a small empirical table), the screening chooses each pair's event
-    by its projection without the shrink (:func:`_screen_objective`)."""
+    by its projection without the shrink (:func:`_screen_objective`); ``stages``: the
+    factor on every stage's share of ``seconds`` (below 1: the selection ends sooner and
+    the fresh sample gets the time, as for common random numbers, whose estimates need
+    fewer pairs)."""
 
     n_train: int = 1 << 15
     n_fit: int = 1 << 18
@@ -127,6 +138,7 @@ class Budget:
     seconds: float | None = None
     crossfit: bool = True
     raw_tables: bool = False
+    stages: float = 1.0
 
 
 SCREEN_SHARE = 0.2   # of Budget.seconds: the screening and the local search end by then
@@ -319,17 +331,20 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
                    args: Mapping[str, Any] | None = None, seed: Any = None,
                    executor: Any = "inprocess", progress: bool = False,
                    start: tuple | None = None, length: int | None = None,
-                   pairs: list | None = None) -> tuple[Candidate | None, list[dict], bool]:
+                   pairs: list | None = None, couple: bool = False
+                   ) -> tuple[Candidate | None, list[dict], bool]:
     """The best (pair, event) by ``objective`` on a fresh selection sample, the trace of the
     search, and whether Ctrl-C cut it short. ``start=(x, x2, event or None)`` is screened
     first, always reaches the selection, and its event competes as given; ``pairs`` replaces
-    the generated candidates (a list of (x, x2)). An executor given by name (``'processes'``,
-    ``'dask'``) is made once for the whole search (not a pool per sample) and closed at the
-    end."""
+    the generated candidates (a list of (x, x2)). ``couple``: a mechanism without Replay
+    runs x and x' with the same seeds (:data:`~privet.attacks.sampling.COUPLED`; the caller
+    checked :func:`~privet.attacks.sampling.seeded`, and its objective reads coupled
+    counts). An executor given by name (``'processes'``, ``'dask'``) is made once for the
+    whole search (not a pool per sample) and closed at the end."""
     shared = get_executor(executor, mech) if isinstance(executor, str) else executor
     try:
         return _search_witness(mech, objective, budget, args, seed, shared, progress, start,
-                               length, pairs)
+                               length, pairs, couple)
     finally:
         if shared is not executor:
             shared.close()
@@ -337,14 +352,17 @@ def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Bu
 
 def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args, seed: Any,
                     executor: Any, progress: bool, start: tuple | None, length: int | None,
-                    pairs: list | None) -> tuple[Candidate | None, list[dict], bool]:
+                    pairs: list | None, couple: bool = False
+                    ) -> tuple[Candidate | None, list[dict], bool]:
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     s_screen, s_local, s_final, s_rng = root.spawn(4)
     rng = np.random.default_rng(s_rng)
-    paired = paired_sampling(mech)
+    replay = paired_sampling(mech)
+    # Replay's correlated samples, or a seeded black box's common random numbers
+    paired: bool | str = COUPLED if couple and not replay else replay
     # float-exact views: automatic for black boxes only (a mechanism with Replay has the
     # exact reachability check of privet.floats)
-    floats = "off" if paired and budget.float_features == "auto" else budget.float_features
+    floats = "off" if replay and budget.float_features == "auto" else budget.float_features
     n_len = default_length(mech, length)
     cands: list[tuple] = []
     if start is not None:
@@ -374,7 +392,7 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     total = len(cands) + budget.iterations + budget.finalists
     t0 = time.perf_counter()
 
-    pace = _Pace(t0, budget.seconds, SCREEN_SHARE)
+    pace = _Pace(t0, budget.seconds, budget.stages * SCREEN_SHARE)
     least = min(budget.n_train, LEAST)
     sized = 0       # the screening's sample, once the probe has timed it
     warming = True  # the first screened pair warms up (a process pool, imports)
@@ -412,7 +430,8 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
         if got is None:
             item = _Screened(-math.inf, 0.0, x, x2, label)
         else:
-            item = _Screened(got[0], spread(got[1], len(o1) - h), x, x2, label)
+            item = _Screened(got[0], spread(got[1], len(o1) - h, paired == COUPLED), x, x2,
+                             label)
         if not warm:
             pace.add(time.perf_counter() - tick, n)
         item.n = n
@@ -478,8 +497,10 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
             # the fits are sized from their measured pace, the neural network's apart (a
             # fit uses the whole sample, not half: the screening's pace twice over until
             # one is measured; the network's four times)
-            cheap = _Pace(t0, budget.seconds, FIT_SHARE, prior=2 * pace.per_pair)
-            nets = _Pace(t0, budget.seconds, FIT_SHARE, prior=4 * pace.per_pair)
+            cheap = _Pace(t0, budget.seconds, budget.stages * FIT_SHARE,
+                          prior=2 * pace.per_pair)
+            nets = _Pace(t0, budget.seconds, budget.stages * FIT_SHARE,
+                         prior=4 * pace.per_pair)
             n_nets = min(budget.mlp_finalists, len(chosen)) if "mlp" in budget.models else 0
             for i, (item, ss) in enumerate(zip(chosen, s_final.spawn(len(chosen)))):
                 net = i < n_nets
@@ -545,7 +566,7 @@ REFINE_GAIN = 4     # ... drawn when it is at least this many times the winner's
 
 
 def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budget: Budget,
-            args, paired: bool, executor: Any, progress: bool, t0: float, rate: float,
+            args, paired: bool | str, executor: Any, progress: bool, t0: float, rate: float,
             share: float = REFINE) -> int:
     """With a time budget, choose the race winner's threshold again on a larger sample.
 
@@ -588,6 +609,7 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
         return 0
     one = _Finalist(win.item, [win.fitted[k]], [win.grids[k]], win.seeds, counts=[
         win.counts[k]], n=win.n, first=win.first, refined=int(n), independent=win.independent,
+        coupled=win.coupled,
         halves=None if win.halves is None else [([c[k]], m) for c, m in win.halves],
         crossfit=win.crossfit)
     one.absorb(got)
@@ -601,7 +623,7 @@ REFINES = 3  # leaders refined in turn, at most (the i-th takes REFINE / 2^i of 
 
 
 def _refine_leaders(mech: Mechanism, finals: list[_Finalist], objective: Objective,
-                    budget: Budget, args, paired: bool, executor: Any, progress: bool,
+                    budget: Budget, args, paired: bool | str, executor: Any, progress: bool,
                     t0: float, rate: float) -> int:
     """Refine the race's leader (:func:`_refine`) and judge the finalists again, until the
     leader is one already refined (at most :data:`REFINES` times, while the time left
@@ -670,7 +692,8 @@ def _halve(screened: list[_Screened], budget: Budget, start: tuple | None,
         keep = pool[: (len(pool) + 1) // 2]
         if start is not None:
             keep += [it for it in pool[len(keep):] if it.label == "start"]
-        if not _fits(t0, budget.seconds, HALVING_SHARE, len(keep) * per_pair * 2 * n):
+        if not _fits(t0, budget.seconds, budget.stages * HALVING_SHARE,
+                     len(keep) * per_pair * 2 * n):
             break
         n *= 2
         tick = time.perf_counter()
@@ -716,6 +739,7 @@ class _Finalist:
     index: int = -1  # the fitted score of its best event
     refined: int = 0  # the pairs of its refining sample (:func:`_refine`)
     independent: bool = False  # independent samples: its tables' cells can be reordered
+    coupled: bool = False  # common random numbers (sampling.COUPLED): its spreads are paired
     # its selection sample as two disjoint halves [(counts, n), (counts, n)] (``counts``
     # and ``n`` are their sums): each chooses an event, the other judges it (:func:`_evaluate`)
     halves: list | None = None
@@ -734,7 +758,7 @@ class _Finalist:
 
 
 def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
-             ss: np.random.SeedSequence, paired: bool, executor: Any,
+             ss: np.random.SeedSequence, paired: bool | str, executor: Any,
              start: tuple | None, models: tuple, floats: Any = "off",
              size: int | None = None) -> _Finalist:
     """Fit the final ``models`` of one finalist on a fresh sample of ``size`` pairs (default
@@ -752,6 +776,7 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
     return _Finalist(item, fitted, grids, s_sel, first=size, independent=not paired,
+                     coupled=paired == COUPLED,
                      crossfit=budget.crossfit)
 
 
@@ -842,7 +867,7 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
         a, b = _pair(x, x2, orient)
         event = sc.event if model == "given" else _event(sc, orient, ch, seed)
         fin.best = Candidate(a, b, event, value, counts, fin.n, model, fin.item.label)
-        fin.spread, fin.index = spread(counts, fin.n), k
+        fin.spread, fin.index = spread(counts, fin.n, fin.coupled), k
 
 
 SHRINK_TABLE = 1.0  # standard errors: the held-out counts of a small table's raw pick
@@ -943,15 +968,21 @@ CURSE = 0.1          # out of time, the leader goes on while its spread is above
                      # of its value (its lead may be luck)
 
 
-def spread(counts: tuple, n: int) -> float:
-    """The standard error of the event's estimated log-ratio ln(k1/k2) (binomial counts)."""
+def spread(counts: tuple, n: int, coupled: bool = False) -> float:
+    """The standard error of the event's estimated log-ratio ln(k1/k2) (binomial counts).
+    ``coupled``: of pairs that share their seed (common random numbers), by the delta
+    method on the pairs' multinomial counts, sqrt((n10 + n01) / (k1 k2)) (at least one
+    discordant pair): the two counts move together, and only the discordant pairs carry
+    noise (for independent pairs the same formula gives the binomial one on average)."""
     n11, n10, n01 = counts
     k1, k2 = max(n11 + n10, 1.0), max(n11 + n01, 1.0)
+    if coupled:
+        return math.sqrt(max(n10 + n01, 1.0) / (k1 * k2))
     return math.sqrt(max(1 - k1 / n, 0.0) / k1 + max(1 - k2 / n, 0.0) / k2)
 
 
 def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
-          args, paired: bool, executor: Any, progress: bool, t0: float | None = None,
+          args, paired: bool | str, executor: Any, progress: bool, t0: float | None = None,
           prior: float = 0.0) -> tuple[float, float]:
     """Successive doubling of the selection samples: every finalist starts with a first
     round of ``n_fit`` pairs -- with ``budget.seconds``, of the largest power-of-two share of
@@ -984,7 +1015,7 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     certificate scores one event; its rate comes out too low, never too high, by the
     thresholds' counting and the race's bookkeeping, both left in)."""
     t0 = time.perf_counter() if t0 is None else t0
-    pace = _Pace(t0, budget.seconds, FIRST_SHARE, prior=prior)
+    pace = _Pace(t0, budget.seconds, budget.stages * FIRST_SHARE, prior=prior)
     top = min(budget.n_fit, budget.n_select)
     goal: dict[int, int] = {}
     live = list(finals)
@@ -1020,7 +1051,7 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
 
 
 def _draw_halves(mech: Mechanism, fin: _Finalist, scores: list, grids: list, n: int, args,
-                 executor: Any, progress: bool, paired: bool
+                 executor: Any, progress: bool, paired: bool | str
                  ) -> tuple[list | None, int, bool, np.ndarray]:
     """``n`` fresh selection pairs of the finalist for ``scores`` over ``grids``
     (:func:`~privet.attacks.sampling.select_counts`) as two halves drawn one after the
@@ -1066,14 +1097,15 @@ def _next_round(finals: list[_Finalist], budget: Budget, t0: float, rate: float
         more = sum(min(2 * f.n, budget.n_select) - f.n for f in round_)
         return more / rate if rate else 0.0
 
-    if not _fits(t0, budget.seconds, RACE_SHARE, seconds_of(go + challengers)):
+    if not _fits(t0, budget.seconds, budget.stages * RACE_SHARE, seconds_of(go + challengers)):
         # out of time: only a leader whose estimate is still too coarse to trust goes on
         # (a rare event whose lucky counts lead on a small sample must not win for want
         # of time), with its strongest challenger behind it in samples
         go = go if leader.spread > CURSE * abs(lead) else []
         behind = [f for f in challengers if f.n < leader.n]
         challengers = sorted(behind, key=lambda f: -_upper(f))[: len(go)]
-        if not _fits(t0, budget.seconds, LATE_SHARE, seconds_of(go + challengers)):
+        if not _fits(t0, budget.seconds, budget.stages * LATE_SHARE,
+                     seconds_of(go + challengers)):
             return []  # and not past LATE_SHARE: the fresh sample needs its time
     return go + challengers
 

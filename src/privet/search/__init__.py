@@ -577,9 +577,13 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         "models": tuple(kw.pop("models", ())), "attack": kw.pop("attack", "auto"),
         "float_features": check_bit_features(kw.pop("float_features", "auto")),
         "seconds": _seconds(kw.pop("seconds", SECONDS)),
+        "couple": kw.pop("couple", "auto"),
+        "stages": kw.pop("stages", None),
     }
     if kw:
         raise InputError(f"search got unknown option(s) {', '.join(sorted(kw))}.")
+    if opts["couple"] not in ("auto", True, False):
+        raise ParameterError(f"couple must be 'auto', True or False, got {opts['couple']!r}.")
     if opts["certify"] not in ("paired", "marginal"):
         raise ParameterError(f"certify must be 'paired' or 'marginal', got {opts['certify']!r}.")
     opts["requested"] = method

@@ -21,6 +21,7 @@ eps on a fresh sample with Clopper-Pearson bounds. Here (:mod:`privet.attacks`):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any
@@ -32,7 +33,7 @@ from ..attacks.witness import affordable
 from ..core.errors import UnsupportedError, advice
 from ..core.mechanism import Mechanism
 from ..core.results import Bound
-from ..stats.bounds import SHARE, SHARES, projected
+from ..stats.bounds import SHARE, SHARES, decoupled, projected
 
 __all__ = ["budget_for", "certificate_objective", "confirm_size", "search_blackbox"]
 
@@ -53,6 +54,9 @@ INDEPENDENT = ("union", "conditional")
 # projected: the best of ~1000 thresholds of several scores is otherwise an event seen a few
 # times whose lucky ratio the fresh sample does not repeat
 SHRINK = 2.0
+# with common random numbers the selection's estimates need fewer pairs: its stages end at
+# this share of their usual times, and the fresh sample gets the time
+COUPLED_STAGES = 0.6
 
 
 def _sizes(mech: Mechanism) -> dict:
@@ -127,14 +131,20 @@ def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = 
     return int(min(size, hi))
 
 
-def certificate_objective(size: int, confidence: float, paired: bool):
+def certificate_objective(size: int, confidence: float, paired: bool, coupled: bool = False):
     """The projected certificate at ``size`` fresh pairs: the paired one under Replay, the
     better of the union and the conditional one for independent samples; the counts are
     first moved ``shrink`` standard errors towards no violation (0 for counts of a held-out
-    sample, which are honest already)."""
+    sample, which are honest already). ``coupled``: the counts are of pairs that shared
+    their seed (common random numbers) and the fresh sample is independent: the moved
+    counts are read as independent pairs of the same frequencies
+    (:func:`privet.stats.bounds.decoupled`)."""
     methods = ("paired",) if paired else INDEPENDENT
 
     def objective(n11, n10, n01, n, shrink=SHRINK):
+        if coupled:
+            n11, n10, n01 = decoupled(n11, n10, n01, n, shrink)
+            shrink = 0.0
         vals = [projected(n11, n10, n01, n, size, confidence, m, shrink=shrink, fast=True)
                 for m in methods]
         return np.maximum.reduce(vals) if len(vals) > 1 else vals[0]
@@ -168,13 +178,16 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
     budget = budget_for(mech, opts, iterations)
     s_search, s_cert = root.spawn(2)
     where = "inprocess" if executor is None else executor
-    objective = certificate_objective(plan, confidence, paired=False)
+    couple = wants_coupling(mech, opts, args)
+    if couple:
+        budget = dataclasses.replace(budget, stages=float(opts.get("stages") or COUPLED_STAGES))
+    objective = certificate_objective(plan, confidence, paired=False, coupled=couple)
     # the witness search judges its finalists at the fresh sample the time left affords
     objective.resized = lambda pairs: certificate_objective(
-        confirm_size(mech, n_confirm, afford=pairs), confidence, paired=False)
+        confirm_size(mech, n_confirm, afford=pairs), confidence, paired=False, coupled=couple)
     cand, trace, interrupted = search_witness(
         mech, objective, budget=budget, args=args, seed=s_search, executor=where,
-        progress=progress, start=starting, length=opts.get("length"))
+        progress=progress, start=starting, length=opts.get("length"), couple=couple)
     method_text = "classifier attacks on independent samples (train, select, certify)"
     common = {"trace": trace, "iterations": int(iterations), "optimizer": method_text}
     if cand is None or interrupted:
@@ -184,20 +197,23 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                      method="attack (black box)", claimed_epsilon=mech.epsilon, seed=seed,
                      claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
                      details={**common, "interrupted": interrupted, "verdict": verdict})
-    method, share = plan_method(cand.counts, cand.n, plan, confidence)
+    # the plans read independent counts (of the same frequencies, when coupled)
+    counts = tuple(float(v) for v in decoupled(*cand.counts, cand.n, 0.0)) if couple \
+        else cand.counts
+    method, share = plan_method(counts, cand.n, plan, confidence)
     rate = cand.extra.get("certify_pairs_per_second", 0.0)
     afford = affordable(budget.seconds, t0, rate)
-    size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share,
+    size = confirm_size(mech, n_confirm, counts, cand.n, confidence, method, share,
                         afford)
     if afford is not None and n_confirm is None and (
-            size < confirm_size(mech, None, cand.counts, cand.n, confidence, method, share)
+            size < confirm_size(mech, None, counts, cand.n, confidence, method, share)
             or size >= _sizes(mech)["n_confirm"]):
         # the time bounds the fresh sample (or the plan reaches the largest size, and the
         # time left may allow more): size it from a timed probe of the certificate itself
         # (the race's rate is measured on small samples, and comes out low)
         rate = probe_rate(mech, cand, args, root.spawn(1)[0], executor) or rate
         afford = affordable(budget.seconds, t0, rate)
-        size = confirm_size(mech, n_confirm, cand.counts, cand.n, confidence, method, share,
+        size = confirm_size(mech, n_confirm, counts, cand.n, confidence, method, share,
                             afford)
     cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
                    method=method, args=args, seed=s_cert, executor=executor, progress=progress,
@@ -232,6 +248,23 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                           "verdict": verdict, "projected": cand.value, "model": cand.model,
                           "stages": {**cand.extra.get("stages", {}),
                                      "certificate": round(certified, 3)}})
+
+
+def wants_coupling(mech: Mechanism, opts: dict, args: dict) -> bool:
+    """Train and select on runs of x and x' that share their seeds (common random numbers)?
+    ``couple=True/False`` decides; 'auto' couples a mechanism without Replay whose outputs
+    follow the generator privet gives it (:func:`privet.attacks.sampling.seeded`, run on
+    an input of its domain). The fresh certifying sample is independent either way."""
+    choice = opts.get("couple", "auto")
+    if choice in (True, False):
+        return bool(choice) and not mech.supports("replay")
+    from ..attacks.inputs import default_length, domain_range
+    from ..attacks.sampling import seeded
+
+    lo, hi = domain_range(mech)
+    x = np.full(default_length(mech, opts.get("length")), (lo + hi) / 2)
+    x = mech.domain.check(np.round(x) if mech.domain.integer else x)
+    return seeded(mech, x, args)
 
 
 def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,

@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-__all__ = ["METHODS", "SHARES", "conditional_bounds", "cp_lower", "cp_upper", "paired_bounds",
-           "projected", "union_bounds", "wilson_lower", "wilson_upper"]
+__all__ = ["METHODS", "SHARES", "conditional_bounds", "cp_lower", "cp_upper", "decoupled",
+           "paired_bounds", "projected", "union_bounds", "wilson_lower", "wilson_upper"]
 
 METHODS = ("union", "conditional", "paired")
 SHARE = 0.8  # the part of alpha the conditional certificate gives its odds-ratio bound
@@ -129,6 +129,31 @@ def paired_bounds(n11, n10, n01, n, confidence: float = 0.9, fast: bool = False
     return np.where(ratio > 0, _log(np.where(ratio > 0, ratio, 1.0)), -np.inf)
 
 
+def _moved(n11, n10, n01, n, shrink: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The counts moved ``shrink`` standard errors towards no violation (:func:`projected`)."""
+    n11, n10, n01 = (np.asarray(v, dtype=float) for v in (n11, n10, n01))
+    z = float(shrink)
+    d10 = np.maximum(n10 - z * np.sqrt(n10), 0.0)
+    d01 = n01 + z * np.sqrt(n01 + 1.0) + (n01 == 0)
+    d11 = np.clip(n11, 0.0, np.maximum(float(n) - d10 - d01, 0.0))  # room for the moved
+    return d11, d10, d01
+
+
+def decoupled(n11, n10, n01, n, shrink: float = 1.0
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts of coupled pairs (the i-th runs of M(x) and M(x') given the same seed) as the
+    counts independent pairs of the same frequencies would show: the discordant counts are
+    first moved ``shrink`` standard errors towards no violation (as :func:`projected` moves
+    them; with common random numbers they, not the marginal counts, carry the noise of the
+    estimated ratio), then the moved marginals k1 = n11 + n10, k2 = n11 + n01 are paired as
+    independent draws pair them on average (n11 = k1 k2 / n). Projected with shrink 0, they
+    give the independent certificate a fresh sample of those frequencies would give."""
+    d11, d10, d01 = _moved(n11, n10, n01, n, shrink)
+    k1, k2 = d11 + d10, d11 + d01
+    i11 = k1 * k2 / max(float(n), 1.0)
+    return i11, k1 - i11, k2 - i11
+
+
 def projected(n11, n10, n01, n, size: float, confidence: float = 0.9, method: str = "union",
               shrink: float = 1.0, fast: bool = False, share: float = SHARE) -> np.ndarray:
     """The certificate ``method`` would give on a fresh sample of ``size`` pairs showing the
@@ -136,11 +161,7 @@ def projected(n11, n10, n01, n, size: float, confidence: float = 0.9, method: st
     errors towards no violation (n10 down, n01 and the x' count up, plus one for a count of
     0). For independent samples the pairing of the counts is any (n11 may be the expected
     k1 k2 / n)."""
-    n11, n10, n01 = (np.asarray(v, dtype=float) for v in (n11, n10, n01))
-    z = float(shrink)
-    d10 = np.maximum(n10 - z * np.sqrt(n10), 0.0)
-    d01 = n01 + z * np.sqrt(n01 + 1.0) + (n01 == 0)
-    d11 = np.clip(n11, 0.0, np.maximum(float(n) - d10 - d01, 0.0))  # room for the moved
+    d11, d10, d01 = _moved(n11, n10, n01, n, shrink)
     r = float(size) / float(n)
     a11, a10, a01 = d11 * r, d10 * r, d01 * r
     if method == "union":
