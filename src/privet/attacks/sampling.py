@@ -32,7 +32,7 @@ from .features import Batch
 from .threshold import tails
 
 __all__ = ["COUPLED", "Certificate", "certify", "draw_pair", "draw_pairs", "events_in",
-           "paired_sampling", "seeded", "select_counts", "stream"]
+           "paired_sampling", "per_call", "seeded", "select_counts", "stream"]
 
 
 def paired_sampling(mech: Mechanism) -> bool:
@@ -47,6 +47,16 @@ COUPLED = "seed"
 PROBE = 64  # outputs per run of the seeding probe (16 for per-sample black boxes)
 
 
+def per_call(mech: Mechanism) -> bool:
+    """Whether ``mech`` is a per-sample black box (one Python call per output, each with a
+    random stream of its own: :func:`privet.core.mechanism.from_statdp`,
+    :func:`~privet.core.mechanism.from_blackbox`): runs of two inputs sharing their seeds
+    are then pairs independent of each other, as a paired certificate needs. The calls of
+    a vectorized ``m(a, n)`` draw from one stream, which an input may consume at its own
+    pace: its pairs may depend on each other, so it is certified on independent runs."""
+    return mech.kind in ("statdp", "blackbox")
+
+
 def seeded(mech: Mechanism, x, args: Mapping[str, Any] | None = None) -> bool:
     """Whether a mechanism without Replay gives the same outputs for the same generator: a
     vectorized ``m(a, n)`` or a black box drawing from the generator privet passes it or
@@ -57,7 +67,7 @@ def seeded(mech: Mechanism, x, args: Mapping[str, Any] | None = None) -> bool:
     independent counts. Checked by running it twice on ``x`` with the same seed."""
     if mech.supports("replay"):
         return False
-    n = PROBE // 4 if mech.kind in ("statdp", "blackbox") else PROBE
+    n = PROBE // 4 if per_call(mech) else PROBE
     ss = np.random.SeedSequence(0x5EED)
     runs = [np.asarray(mech.run(Sampler(np.random.default_rng(ss), n), x, args,
                                 check_input=False), dtype=float) for _ in range(2)]
@@ -227,6 +237,7 @@ class Certificate:
     n: int
     interrupted: bool = False
     share: float = SHARE
+    coupled: bool = False  # 'paired' on runs that shared their seeds (a per-sample black box)
 
     @property
     def counts(self) -> tuple[int, int]:
@@ -245,6 +256,9 @@ class Certificate:
         return math.log(k1 / k2) if k1 > 0 else -math.inf
 
     def describe(self) -> str:
+        if self.method == "paired" and self.coupled:
+            return ("Clopper-Pearson on pairs of runs sharing their seeds, independent of each "
+                    "other (union bound over 3)")
         return {"paired": "Clopper-Pearson on paired samples (union bound over 3)",
                 "union": "Clopper-Pearson on independent samples (union bound over 2)",
                 "conditional": "exact conditional test on discordant pairs of independent "
@@ -266,17 +280,24 @@ def bound_of(method: str, n11, n10, n01, n, confidence: float, share: float = SH
 def certify(mech: Mechanism, x, x2, event: Event, n: int, *, confidence: float = 0.9,
             method: str | None = None, args: Mapping[str, Any] | None = None,
             seed: Any = None, executor: Any = None, progress: bool = False,
-            chunk: int = DEFAULT_CHUNK, share: float = SHARE) -> Certificate:
+            chunk: int = DEFAULT_CHUNK, share: float = SHARE, coupled: bool = False
+            ) -> Certificate:
     """The certified lower bound of ``event`` for ``(x, x')`` from ``n`` fresh pairs.
 
     ``method``: 'paired' (Replay; the default when the mechanism supports it), 'union' or
     'conditional' (independent samples; default 'union'; ``share`` of alpha goes to its
-    odds-ratio bound, fixed before the sample is drawn). Chunk i of the run draws from
-    generators spawned from ``seed`` with key i, whatever the executor.
+    odds-ratio bound, fixed before the sample is drawn). ``coupled`` with 'paired' on a
+    per-sample black box without Replay: the i-th calls on x and x' share their random
+    stream (:data:`COUPLED`; each call has a stream of its own, so the pairs are
+    independent of each other, as the paired certificate needs). Chunk i of the run draws
+    from generators spawned from ``seed`` with key i, whatever the executor.
     """
-    paired = paired_sampling(mech) if method is None else method == "paired"
+    paired: bool | str = paired_sampling(mech) if method is None else method == "paired"
     method = method or ("paired" if paired else "union")
-    if paired and not mech.supports("replay"):
+    coupled = bool(coupled and paired and not mech.supports("replay") and per_call(mech))
+    if coupled:
+        paired = COUPLED
+    elif paired and not mech.supports("replay"):
         method, paired = "union", False
     total, done, interrupted = stream(mech, _chunk, x, x2, n, (event,), args=args, seed=seed,
                                       executor=executor, progress=progress,
@@ -284,4 +305,4 @@ def certify(mech: Mechanism, x, x2, event: Event, n: int, *, confidence: float =
     n11, n10, n01 = (int(v) for v in (total if total is not None else (0, 0, 0)))
     value = bound_of(method, n11, n10, n01, done, confidence, share)
     return Certificate(value, method, float(confidence), n11, n10, n01, done, interrupted,
-                       share)
+                       share, coupled)

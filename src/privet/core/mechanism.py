@@ -18,6 +18,7 @@ import functools
 import importlib
 import inspect
 import math
+import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -532,16 +533,54 @@ def _spec_kwargs(kw: dict) -> dict:
     return kw
 
 
-def _per_sample(call: Callable[[np.random.Generator], Any], noise: Noise, name: str
-                ) -> np.ndarray:
+def _streams(rng: np.random.Generator, n: int, global_state: bool):
+    """One random stream per call of a per-sample black box, drawn from ``rng``: a
+    generator whose state is set afresh before each call (a random 128-bit state) or, with
+    ``global_state``, NumPy's legacy and Python's global generators seeded afresh -- both
+    before the first call, then each one the first call drew from (a black box that draws
+    from neither has nothing to seed). So the i-th calls of two runs given generators of
+    the same seed draw the same numbers, however many the calls before them drew (a black
+    box whose draws depend on its input stays aligned), and the calls of one run are
+    independent of each other."""
+    words = rng.integers(0, 2**63, size=(n, 2), dtype=np.int64).tolist()
+    if global_state:
+        uses_np = uses_py = True
+        for i, (hi, lo) in enumerate(words):
+            if uses_np:
+                np.random.seed(hi & 0xFFFFFFFF)
+            if uses_py:
+                random.seed(lo)
+            if i == 0:
+                np_before, py_before = np.random.get_state()[1].copy(), random.getstate()
+                np_pos, = (np.random.get_state()[2],)
+            yield None
+            if i == 0:
+                np_after = np.random.get_state()
+                uses_np = np_after[2] != np_pos or not np.array_equal(np_after[1], np_before)
+                uses_py = random.getstate() != py_before
+        return
+    bitgen = np.random.PCG64(int(rng.integers(0, 2**63)))
+    gen = np.random.Generator(bitgen)
+    state = bitgen.state
+    for hi, lo in words:
+        state["state"]["state"] = (hi << 64) | lo
+        state["has_uint32"], state["uinteger"] = 0, 0
+        bitgen.state = state
+        yield gen
+
+
+def _per_sample(call: Callable[[np.random.Generator | None], Any], noise: Noise, name: str,
+                global_state: bool = False) -> np.ndarray:
+    """``noise.size`` outputs of a per-sample black box, one ``call`` each, each with its own
+    random stream (:func:`_streams`)."""
     if not isinstance(noise, Sampler):
         raise UnsupportedError(
             f"mechanism {name!r} is a black box: it can only be sampled, not run under "
             f"{type(noise).__name__}."
         )
     rows, ndims = [], set()
-    for _ in range(noise.size):
-        got = np.asarray(call(noise.rng), dtype=float)
+    for gen in _streams(noise.rng, noise.size, global_state):
+        got = np.asarray(call(gen), dtype=float)
         ndims.add(got.ndim)
         rows.append(got.ravel())
     if len(ndims) > 1:
@@ -587,7 +626,9 @@ class _VectorizedRunner:
             )
         if self.takes_rng:
             return np.asarray(self.m(x, noise.size, rng=noise.rng))
-        np.random.seed(int(noise.rng.integers(0, 2**32 - 1)))
+        seed = int(noise.rng.integers(0, 2**32 - 1))
+        np.random.seed(seed)
+        random.seed(seed)
         return np.asarray(self.m(x, noise.size))
 
 
@@ -604,17 +645,16 @@ class _BlackBoxRunner:
     def __call__(self, noise: Noise, x: np.ndarray, **kw: Any) -> np.ndarray:
         if self.takes_rng:
             return _per_sample(lambda rng: self.f(x, rng=rng, **kw), noise, self.name)
-        if isinstance(noise, Sampler):
-            np.random.seed(int(noise.rng.integers(0, 2**32 - 1)))
-        return _per_sample(lambda rng: self.f(x, **kw), noise, self.name)
+        return _per_sample(lambda rng: self.f(x, **kw), noise, self.name, global_state=True)
 
 
 def from_statdp(f: Callable, epsilon: float, name: str | None = None, **spec) -> Mechanism:
     """Wrap a StatDP-style ``f(prng, queries, epsilon, **kw)`` returning one output per call.
 
-    ``prng`` is a NumPy ``Generator``. Variable-length outputs (lists) are padded with
-    ABORTED. The wrapped mechanism can only be sampled (one Python call per sample; the
-    process-pool executor spreads the calls over the cores).
+    ``prng`` is a NumPy ``Generator``, a stream of its own for every call (so the i-th calls
+    of two runs given the same seed draw the same numbers). Variable-length outputs (lists)
+    are padded with ABORTED. The wrapped mechanism can only be sampled (one Python call per
+    sample; the process-pool executor spreads the calls over the cores).
     """
     extra = dict(spec.pop("args", {}) or {})
     nm = name or getattr(f, "__name__", "statdp_mechanism")
@@ -626,8 +666,9 @@ def from_vectorized(m: Callable, epsilon: float | None = None, name: str | None 
                     **spec) -> Mechanism:
     """Wrap a DP-Sniper-style vectorized ``m(a, n_samples)`` (optionally taking ``rng=``).
 
-    When ``m`` takes no generator, NumPy's legacy global generator is seeded from the
-    chunk's seed before each call, so runs stay reproducible.
+    When ``m`` takes no generator, NumPy's legacy global generator and Python's ``random``
+    are seeded from the chunk's seed before each call, so runs stay reproducible (and the
+    runs of two inputs can share their seeds: common random numbers).
     """
     nm = name or getattr(m, "__name__", "vectorized_mechanism")
     return Mechanism(fn=_VectorizedRunner(m, nm), name=nm, epsilon=epsilon, kind="vectorized",
@@ -657,7 +698,10 @@ def from_blackbox(f: Callable, epsilon: float | None = None, name: str | None = 
                   **spec) -> Mechanism:
     """Wrap any callable ``f(x) -> output`` (for example a DP library's function).
 
-    Randomness is ``f``'s own; if ``f`` takes ``rng=``, privet passes its generator. The
+    Randomness is ``f``'s own; if ``f`` takes ``rng=``, privet passes a generator, a
+    stream of its own for every call; otherwise NumPy's legacy global generator and
+    Python's ``random`` are seeded afresh before every call (so runs are reproducible and
+    the runs of two inputs can share their seeds: common random numbers). The
     claim is ``epsilon=``, ``epsilon=, delta=`` or ``rho=`` as for :func:`mechanism`.
     """
     nm = name or getattr(f, "__name__", "blackbox_mechanism")

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..attacks import Budget, certify, search_witness
+from ..attacks.sampling import per_call
 from ..attacks.witness import affordable
 from ..core.errors import UnsupportedError, advice
 from ..core.mechanism import Mechanism
@@ -50,6 +51,14 @@ SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 
 CLOSE = 0.005
 SECONDS = 55.0  # default wall-time target of a black-box search (Budget.seconds)
 INDEPENDENT = ("union", "conditional")
+# how a search sampled, by (coupled, paired certificate)
+SAMPLING = {
+    (False, False): "classifier attacks on independent samples (train, select, certify)",
+    (True, False): "classifier attacks: train and select on runs sharing their seeds (common "
+                   "random numbers), certify on independent samples",
+    (True, True): "classifier attacks on runs sharing their seeds (common random numbers; "
+                  "train, select, certify on pairs independent of each other)",
+}
 # selection counts are moved this many standard errors towards no violation before they are
 # projected: the best of ~1000 thresholds of several scores is otherwise an event seen a few
 # times whose lucky ratio the fresh sample does not repeat
@@ -179,16 +188,21 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
     s_search, s_cert = root.spawn(2)
     where = "inprocess" if executor is None else executor
     couple = wants_coupling(mech, opts, args)
+    # a per-sample black box's calls each have a stream of their own: coupled pairs are
+    # independent of each other, and the paired certificate applies
+    paired = couple and per_call(mech)
     if couple:
         budget = dataclasses.replace(budget, stages=float(opts.get("stages") or COUPLED_STAGES))
-    objective = certificate_objective(plan, confidence, paired=False, coupled=couple)
+    objective = certificate_objective(plan, confidence, paired=paired,
+                                      coupled=couple and not paired)
     # the witness search judges its finalists at the fresh sample the time left affords
     objective.resized = lambda pairs: certificate_objective(
-        confirm_size(mech, n_confirm, afford=pairs), confidence, paired=False, coupled=couple)
+        confirm_size(mech, n_confirm, afford=pairs), confidence, paired=paired,
+        coupled=couple and not paired)
     cand, trace, interrupted = search_witness(
         mech, objective, budget=budget, args=args, seed=s_search, executor=where,
         progress=progress, start=starting, length=opts.get("length"), couple=couple)
-    method_text = "classifier attacks on independent samples (train, select, certify)"
+    method_text = SAMPLING[(couple, paired)]
     common = {"trace": trace, "iterations": int(iterations), "optimizer": method_text}
     if cand is None or interrupted:
         verdict = ("interrupted before the certificate (nothing certified)" if interrupted
@@ -198,9 +212,10 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                      claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
                      details={**common, "interrupted": interrupted, "verdict": verdict})
     # the plans read independent counts (of the same frequencies, when coupled)
-    counts = tuple(float(v) for v in decoupled(*cand.counts, cand.n, 0.0)) if couple \
-        else cand.counts
-    method, share = plan_method(counts, cand.n, plan, confidence)
+    counts = tuple(float(v) for v in decoupled(*cand.counts, cand.n, 0.0)) \
+        if couple and not paired else cand.counts
+    method, share = ("paired", SHARE) if paired else plan_method(counts, cand.n, plan,
+                                                                  confidence)
     rate = cand.extra.get("certify_pairs_per_second", 0.0)
     afford = affordable(budget.seconds, t0, rate)
     size = confirm_size(mech, n_confirm, counts, cand.n, confidence, method, share,
@@ -217,7 +232,7 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                             afford)
     cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
                    method=method, args=args, seed=s_cert, executor=executor, progress=progress,
-                   share=share)
+                   share=share, coupled=paired)
     certified = time.perf_counter() - t0
     value = max(cert.value, 0.0)
     k1, k2 = cert.counts
@@ -240,7 +255,8 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                  seed=seed, claim=mech.describe_claim(), seconds=time.perf_counter() - t0,
                  details={**common, "search_estimate": rec["estimate"],
                           "unbounded": cert.unbounded, "confirmation": cert.describe(),
-                          "n_confirm": cert.n, "interrupted": cert.interrupted or interrupted,
+                          "n_confirm": cert.n, "coupled": couple,
+                          "interrupted": cert.interrupted or interrupted,
                           "time_budget": budget.seconds,
                           "pairs_per_second": cand.extra.get("pairs_per_second"),
                           "certify_pairs_per_second":
