@@ -138,7 +138,14 @@ def test_black_box_gets_a_certified_bound():
     b = search(box, iterations=1, seed=0, n_confirm=4000, n_cap=2000, n_select=4000)
     assert b.method == "attack (black box)"
     assert b.value > 0.1 and b.confidence == 0.9
-    assert "independent samples" in b.witness.details["method"]
+    # it draws from the generator privet passes: its runs on both inputs share their seeds,
+    # call by call, and the paired certificate applies
+    assert b.details["coupled"]
+    assert "sharing their seeds" in b.witness.details["method"]
+    off = search(box, iterations=1, seed=0, n_confirm=4000, n_cap=2000, n_select=4000,
+                 couple=False)
+    assert not off.details["coupled"] and off.value > 0.1
+    assert "independent samples" in off.witness.details["method"]
 
 
 def test_confirmations_carry_a_p_value_for_the_claim():

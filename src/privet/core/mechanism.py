@@ -541,7 +541,9 @@ def _streams(rng: np.random.Generator, n: int, global_state: bool):
     from neither has nothing to seed). So the i-th calls of two runs given generators of
     the same seed draw the same numbers, however many the calls before them drew (a black
     box whose draws depend on its input stays aligned), and the calls of one run are
-    independent of each other."""
+    independent of each other; the first k calls of a run are those of a run of k."""
+    # the increment first, then the states: a run's first k outputs are those of a run of k
+    inc = int(rng.integers(0, 2**63))
     words = rng.integers(0, 2**63, size=(n, 2), dtype=np.int64).tolist()
     if global_state:
         uses_np = uses_py = True
@@ -559,7 +561,7 @@ def _streams(rng: np.random.Generator, n: int, global_state: bool):
                 uses_np = np_after[2] != np_pos or not np.array_equal(np_after[1], np_before)
                 uses_py = random.getstate() != py_before
         return
-    bitgen = np.random.PCG64(int(rng.integers(0, 2**63)))
+    bitgen = np.random.PCG64(inc)
     gen = np.random.Generator(bitgen)
     state = bitgen.state
     for hi, lo in words:

@@ -148,6 +148,12 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "replays the same figures on any machine); white boxes: given, it is "
                         "spent as a black box's (the attack runs on few outputs too, and "
                         "the fresh paired sample takes the time left)")
+    p.add_argument("--couple", choices=("auto", "on", "off"), default="auto",
+                   help="black boxes: train and select on runs of both inputs that share their "
+                        "seeds (common random numbers; auto, the default: when the outputs "
+                        "follow the seed privet gives, checked on a probe; a per-sample black "
+                        "box is then certified on such pairs too, a vectorized one on "
+                        "independent runs)")
     flags.add_target_options(p)
     flags.add_float_features_option(p)
     add_html_option(p)
@@ -170,6 +176,7 @@ def run_cli(args: argparse.Namespace) -> int:
     extra["float_features"] = getattr(args, "float_features", "auto")
     if hasattr(args, "seconds"):  # absent unless given: search's own default applies
         extra["seconds"] = args.seconds
+    extra["couple"] = {"on": True, "off": False}.get(getattr(args, "couple", "auto"), "auto")
     claim = mech.claim
     if getattr(args, "delta", None) is not None or (claim is not None and claim.kind != "pure"):
         from .approx import plot_profile, render_certified

@@ -179,14 +179,35 @@ def search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                     starting: tuple | None, progress: bool, t0: float, executor: Any = None,
                     compared: float | None = None) -> Bound:
     """The black-box search (module docstring): witness search, then the fresh certificate;
-    the verdict compares the bound with ``compared`` (the test epsilon, default the claim)."""
+    the verdict compares the bound with ``compared`` (the test epsilon, default the claim).
+    An executor given by name is made once: the witness search, the timed probe of the
+    certificate and the certificate share it (a probe on a pool of its own timed the pool's
+    start and came out low, and the fresh sample ended seconds before the budget)."""
+    from ..execution import get_executor
+
+    search_ex = get_executor("inprocess" if executor is None else executor, mech)
+    # without an executor the witness search runs in this process and the certificate where
+    # the mechanism's kind runs best (a process pool for a per-sample black box)
+    cert_ex = search_ex if executor is not None else get_executor(None, mech)
+    try:
+        return _search_blackbox(mech, args, opts, iterations, n_confirm, root, seed,
+                                starting, progress, t0, search_ex, cert_ex, compared)
+    finally:
+        for ex in {id(search_ex): search_ex, id(cert_ex): cert_ex}.values():
+            if ex is not executor:
+                ex.close()
+
+
+def _search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
+                     n_confirm: int | None, root: np.random.SeedSequence, seed: int | None,
+                     starting: tuple | None, progress: bool, t0: float, where: Any,
+                     executor: Any, compared: float | None) -> Bound:
     from . import _verdict, _witness  # the witness and verdict of every search
 
     confidence = float(opts["confidence"])
     plan = confirm_size(mech, n_confirm)
     budget = budget_for(mech, opts, iterations)
     s_search, s_cert = root.spawn(2)
-    where = "inprocess" if executor is None else executor
     couple = wants_coupling(mech, opts, args)
     # a per-sample black box's calls each have a stream of their own: coupled pairs are
     # independent of each other, and the paired certificate applies
@@ -286,9 +307,14 @@ def wants_coupling(mech: Mechanism, opts: dict, args: dict) -> bool:
 def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,
                executor: Any) -> float:
     """Pairs per second of the certificate of ``cand``, timed on a throwaway sample of a
-    quarter of the least automatic fresh sample (its counts are dropped: only the fresh
-    sample drawn after it certifies)."""
-    n = _sizes(mech)["n_confirm_min"] // 4
+    quarter of the least automatic fresh sample, rounded up to whole rounds of chunks over
+    the executor's workers (a last round of one chunk leaves the others idle, and the rate
+    came out a fifth low; its counts are dropped: only the fresh sample drawn after it
+    certifies)."""
+    from ..execution import DEFAULT_CHUNK, chunk_for
+
+    round_ = chunk_for(mech, DEFAULT_CHUNK) * max(int(getattr(executor, "workers", 1)), 1)
+    n = -(-(_sizes(mech)["n_confirm_min"] // 4) // round_) * round_
     tick = time.perf_counter()
     got = certify(mech, cand.x, cand.x2, cand.event, n, method="union", args=args, seed=seed,
                   executor=executor)
