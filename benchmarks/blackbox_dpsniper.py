@@ -12,7 +12,10 @@ The mechanisms are written from the papers' definitions in ``privet.mechanisms.d
 
 * **black box** -- ``privet.search(vectorized(name), seed=s)``: the mechanism as a DP-Sniper
   style ``m(a, n_samples)`` (NumPy's global generator, -1/-1000/-2000 flags); classifier
-  attacks with three disjoint samples, confidence 0.9;
+  attacks with three disjoint samples, confidence 0.9. These boxes follow the seed privet
+  gives them, so by default their runs on both inputs share seeds while privet trains and
+  selects (common random numbers); the fresh sample that certifies is independent
+  (``--couple off``: independent runs throughout, as DP-Sniper samples);
 * **white box** -- ``privet.search(mechanism, seed=s, seconds=55)`` on the same mechanism
   written against privet's noise API (DP-Finder's iterations plus the attack family,
   correlated sampling), confidence 0.9, the black box's time budget given explicitly, so
@@ -59,7 +62,7 @@ DETECT_LEVEL = 0.01
 
 
 def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None,
-            seconds: float | None = None) -> dict:
+            seconds: float | None = None, couple: str = "auto") -> dict:
     """One search (black or white box) or detect run; a dict of numbers."""
     import privet
     from privet.mechanisms import dpsniper as d
@@ -76,6 +79,8 @@ def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None,
         opts = {"n_confirm": 1 << 21, "n_select": 1 << 20} if quick else {}
         if kind == "black" and seconds is not None:
             opts["seconds"] = None if seconds <= 0 else seconds
+        if kind == "black" and couple != "auto":
+            opts["couple"] = couple == "on"
         if kind == "white":
             # the black box's budget, given explicitly: the fresh paired sample then takes
             # the time left too (no limit: a fixed 2^24 pairs)
@@ -88,6 +93,7 @@ def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None,
                           float_features="off", **opts)
         w = b.witness
         out = {"value": float(b.value), "unbounded": bool(b.details.get("unbounded")),
+               "coupled": bool(b.details.get("coupled")),
                "event": w.event if w else None, "d1": list(w.d1) if w else None,
                "d2": list(w.d2) if w else None, "n_confirm": b.details.get("n_confirm")}
     out.update(name=name, seed=seed, kind=kind, wall=time.perf_counter() - t0,
@@ -140,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=None,
                     help="time budget of each black-box search (default: privet's, 55 s; "
                          "0: no limit, the full sizes)")
+    ap.add_argument("--couple", choices=("auto", "on", "off"), default="auto",
+                    help="common random numbers of the black-box searches (privet's couple=; "
+                         "default auto: the black boxes here follow the seed privet gives)")
     ap.add_argument("--budget", action="store_true",
                     help="also show that more search budget does not lower the bound")
     a = ap.parse_args(argv)
@@ -153,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"privet vs DP-Sniper: {len(names)} mechanisms, seeds {seeds}, confidence "
           f"{CONFIDENCE}, {'quick' if a.quick else 'full'} sizes, executor "
           f"{a.executor or 'in-process'}, time budget "
-          f"{'privet default' if a.seconds is None else a.seconds or 'none'}; load average "
+          f"{'privet default' if a.seconds is None else a.seconds or 'none'}, couple "
+          f"{a.couple}; load average "
           f"{load:.2f} on {os.cpu_count()} cores")
     earlier: list[dict] = []
     for path in a.add_json:
@@ -167,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         for kind in kinds:
             for seed in some[kind]:
-                r = run_one(name, seed, kind, a.quick, a.executor, a.seconds)
+                r = run_one(name, seed, kind, a.quick, a.executor, a.seconds, a.couple)
                 runs.append(r)
                 shown = fmt(r.get("value")) if kind != "detect" else fmt_p(r["p"])
                 print(f"  {name:32s} {kind:6s} seed {seed}: {shown:>8s}  "

@@ -2,8 +2,9 @@
 
 :func:`draw_pair` gives outputs of M(x) and M(x') for training and selection: *paired* under
 Replay when the mechanism runs on privet's noise API (the i-th outputs share their noise,
-DP-Finder's correlated sampling), independent otherwise (black boxes; the i-th outputs are
-then just the i-th draws). :func:`certify` draws the fresh certifying sample in chunks --
+DP-Finder's correlated sampling), *coupled* for a black box that follows the seed it is given
+(:data:`COUPLED`: both inputs run with the same seeds, common random numbers), independent
+otherwise (the i-th outputs are then just the i-th draws). :func:`certify` draws the fresh certifying sample in chunks --
 each chunk task samples both inputs, evaluates the event and returns only its counts
 (n11, n10, n01), so memory stays flat for 10^7-10^8 samples -- on any executor (in-process,
 process pool, Dask; chunk seeds come from the run's seed, so every executor gives the same
@@ -48,13 +49,14 @@ PROBE = 64  # outputs per run of the seeding probe (16 for per-sample black boxe
 
 
 def per_call(mech: Mechanism) -> bool:
-    """Whether ``mech`` is a per-sample black box (one Python call per output, each with a
-    random stream of its own: :func:`privet.core.mechanism.from_statdp`,
-    :func:`~privet.core.mechanism.from_blackbox`): runs of two inputs sharing their seeds
-    are then pairs independent of each other, as a paired certificate needs. The calls of
-    a vectorized ``m(a, n)`` draw from one stream, which an input may consume at its own
-    pace: its pairs may depend on each other, so it is certified on independent runs."""
-    return mech.kind in ("statdp", "blackbox")
+    """Whether every output of ``mech`` comes from a call with a random stream of its own
+    (the runners of :func:`privet.core.mechanism.from_statdp` and
+    :func:`~privet.core.mechanism.from_blackbox` say so): runs of two inputs sharing their
+    seeds are then pairs independent of each other, as a paired certificate needs. Other
+    black boxes -- a vectorized ``m(a, n)``, an adapter drawing a chunk's outputs from one
+    generator -- draw from one stream, which an input may consume at its own pace: their
+    coupled pairs may depend on each other, so they are certified on independent runs."""
+    return bool(getattr(mech.fn, "streams", False))
 
 
 def seeded(mech: Mechanism, x, args: Mapping[str, Any] | None = None) -> bool:
@@ -67,7 +69,7 @@ def seeded(mech: Mechanism, x, args: Mapping[str, Any] | None = None) -> bool:
     independent counts. Checked by running it twice on ``x`` with the same seed."""
     if mech.supports("replay"):
         return False
-    n = PROBE // 4 if per_call(mech) else PROBE
+    n = PROBE // 4 if mech.kind in ("statdp", "blackbox") else PROBE
     ss = np.random.SeedSequence(0x5EED)
     runs = [np.asarray(mech.run(Sampler(np.random.default_rng(ss), n), x, args,
                                 check_input=False), dtype=float) for _ in range(2)]

@@ -541,7 +541,10 @@ def _streams(rng: np.random.Generator, n: int, global_state: bool):
     from neither has nothing to seed). So the i-th calls of two runs given generators of
     the same seed draw the same numbers, however many the calls before them drew (a black
     box whose draws depend on its input stays aligned), and the calls of one run are
-    independent of each other; the first k calls of a run are those of a run of k."""
+    independent of each other; the first k calls of a run are those of a run of k.
+    NumPy's legacy generator takes 32-bit seeds (longer ones cost eight times as long), so
+    two of n calls share a stream with probability about n / 2^32 each (2^21 calls: 0.05%
+    of them): as good as independent for a certificate, not exactly so."""
     # the increment first, then the states: a run's first k outputs are those of a run of k
     inc = int(rng.integers(0, 2**63))
     words = rng.integers(0, 2**63, size=(n, 2), dtype=np.int64).tolist()
@@ -604,6 +607,8 @@ def _per_sample(call: Callable[[np.random.Generator | None], Any], noise: Noise,
 class _StatDPRunner:
     """Picklable runner for a StatDP-style function (process pools need it)."""
 
+    streams = True  # every call draws from a stream of its own (:func:`_streams`)
+
     def __init__(self, f: Callable, name: str):
         self.f, self.name = f, name
 
@@ -636,6 +641,8 @@ class _VectorizedRunner:
 
 class _BlackBoxRunner:
     """Picklable runner for a black box ``f(x) -> output``."""
+
+    streams = True  # every call draws from a stream of its own (:func:`_streams`)
 
     def __init__(self, f: Callable, name: str):
         self.f, self.name = f, name

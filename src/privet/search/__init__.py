@@ -578,7 +578,6 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
         "float_features": check_bit_features(kw.pop("float_features", "auto")),
         "seconds": _seconds(kw.pop("seconds", SECONDS)),
         "couple": kw.pop("couple", "auto"),
-        "stages": kw.pop("stages", None),
     }
     if kw:
         raise InputError(f"search got unknown option(s) {', '.join(sorted(kw))}.")
@@ -667,7 +666,13 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     ``float_features`` (the float-exact feature maps of the classifier attacks: the outputs'
     granularity, ulp-grid position, low mantissa bits and residue against the inputs'
     lattice; ``'auto'``, the default, uses them for black boxes whose outputs are fractional
-    doubles; ``'all'``, ``'off'`` or feature names), ``seconds`` (black boxes: the wall time
+    doubles; ``'all'``, ``'off'`` or feature names), ``couple`` (black boxes: ``'auto'``,
+    the default, runs both inputs with the same seeds -- common random numbers -- when the
+    outputs follow the generator privet gives, checked on a probe; the screening, fits and
+    race then end at :data:`~privet.search.blackbox.COUPLED_STAGES` of their shares of the
+    time budget, a per-sample box is certified on its coupled pairs with the paired
+    certificate and a vectorized one on independent runs; True or False force it),
+    ``seconds`` (black boxes: the wall time
     the search and its certificate aim at, default 55; the screening's halving, the
     selection race and the fresh sample shrink to fit it, never below their least sizes --
     so a slow black box may take longer, and the fresh sample's size depends on the

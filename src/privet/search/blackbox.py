@@ -16,7 +16,15 @@ eps on a fresh sample with Clopper-Pearson bounds. Here (:mod:`privet.attacks`):
   probabilities with a union bound, or the exact conditional test on discordant pairs
   (:mod:`privet.stats.bounds`), whichever projects the larger bound;
 * the fresh sample is streamed in chunks through the executor (flat memory, progress bar,
-  Ctrl-C keeps the chunks done and says so).
+  Ctrl-C keeps the chunks done and says so);
+* a black box whose outputs follow the generator privet gives it runs x and x' with the same
+  seeds (common random numbers, :func:`wants_coupling`): the two outputs of a pair then
+  differ only where the change of input moves them, and the training and selection judge
+  events on those discordant pairs, so their stages end at :data:`COUPLED_STAGES` of
+  their shares of the time and the fresh sample gets the rest. A vectorized box is
+  certified on independent runs (its coupled pairs may depend on each other); a per-sample
+  box, whose every call has a stream of its own, on coupled pairs with the paired
+  certificate.
 """
 
 from __future__ import annotations
@@ -213,7 +221,7 @@ def _search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
     # independent of each other, and the paired certificate applies
     paired = couple and per_call(mech)
     if couple:
-        budget = dataclasses.replace(budget, stages=float(opts.get("stages") or COUPLED_STAGES))
+        budget = dataclasses.replace(budget, stages=COUPLED_STAGES)
     objective = certificate_objective(plan, confidence, paired=paired,
                                       coupled=couple and not paired)
     # the witness search judges its finalists at the fresh sample the time left affords

@@ -151,7 +151,7 @@ def decoupled(n11, n10, n01, n, shrink: float = 1.0
     d11, d10, d01 = _moved(n11, n10, n01, n, shrink)
     k1, k2 = d11 + d10, d11 + d01
     i11 = k1 * k2 / max(float(n), 1.0)
-    return i11, k1 - i11, k2 - i11
+    return i11, np.maximum(k1 - i11, 0.0), np.maximum(k2 - i11, 0.0)
 
 
 def projected(n11, n10, n01, n, size: float, confidence: float = 0.9, method: str = "union",
