@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ORIENTATIONS", "Choice", "best_of_counts", "best_of_many", "best_threshold",
-           "candidates", "choice_counts", "counts_at", "log_ratio_spread", "oriented", "tails",
-           "threshold_at_rate"]
+           "candidates", "choice_counts",
+           "counts_at", "oriented", "tails", "threshold_at_rate"]
 
 MAX_CANDIDATES = 1024  # half dense in each tail
 TIES = (0.25, 0.5, 0.75)
@@ -133,22 +133,11 @@ def best_of_counts(ts: np.ndarray, every: bool, n11, n10, n01, n: int, objective
 
 
 def best_of_many(items: list[tuple], n: int, objective: Objective,
-                 ties: tuple[float, ...] = TIES, common: int | None = None
-                 ) -> list[Choice | None]:
+                 ties: tuple[float, ...] = TIES) -> list[Choice | None]:
     """:func:`best_of_counts` of each ``(ts, every, n11, n10, n01)`` of ``items`` (counts among
     the same ``n`` pairs), with two calls of the elementwise ``objective`` in all: one on the
     events of every item side by side, one on every randomized boundary (the objective's
-    fixed cost per call was most of its time on grids of a thousand thresholds).
-
-    ``common``: an item of more than this many thresholds takes, among the thresholds whose
-    value is within one standard error (:func:`log_ratio_spread`) of the best one's, the
-    most common event (the one-standard-error rule). The best of a thousand thresholds is
-    mostly the luckiest: on report noisy max releasing the value, every threshold below
-    min(a) has the same ratio, and the argmax fell on rare ones deep in the tail (ω ≤
-    -12.28 where min(a) = -5: a fifth of the count, and a fresh sample certifies 0.001
-    less), which the shrink of two standard errors did not prevent among so many; within
-    the noise, the commoner event is the better bet, as a fresh sample certifies it more
-    tightly at the same ratio."""
+    fixed cost per call was most of its time on grids of a thousand thresholds)."""
     if not items:
         return []
     cuts = np.cumsum([len(it[0]) for it in items])[:-1]
@@ -176,14 +165,10 @@ def best_of_many(items: list[tuple], n: int, objective: Objective,
     out: list[Choice | None] = []
     for m, (ts, _, n11, n10, n01) in enumerate(items):
         vals = values[m]
-        best = top = int(np.argmax(vals))
-        if common is not None and len(ts) > common and np.isfinite(vals[top]):
-            n11a, n10a, n01a = (np.asarray(v, float) for v in (n11, n10, n01))
-            near = vals >= vals[top] - log_ratio_spread(n11a[top], n10a[top], n01a[top])
-            best = int(np.argmax(np.where(near, 2 * n11a + n10a + n01a, -1.0)))
+        best = int(np.argmax(vals))
         choice = Choice(float(ts[best]), 1.0, float(raw[m][best]),
                         (float(n11[best]), float(n10[best]), float(n01[best])), n)
-        if mixes[m] is not None and best == top:  # the rule's common choice keeps its edge
+        if mixes[m] is not None:
             width, q, mix = mixes[m]
             mv = next(split)
             i = int(np.argmax(mv))
@@ -193,16 +178,6 @@ def best_of_many(items: list[tuple], n: int, objective: Objective,
                                 tuple(float(c[i]) for c in mix), n)
         out.append(None if choice.counts[0] + choice.counts[1] <= 0 else choice)
     return out
-
-
-def log_ratio_spread(n11, n10, n01) -> np.ndarray:
-    """The standard error of an event's estimated log-ratio ln(k1/k2) from its counts, by
-    the delta method on the pairs' multinomial counts: sqrt((n10 + n01) / (k1 k2)) (at
-    least one discordant pair). For correlated or coupled pairs only the discordant pairs
-    carry noise; for independent pairs it is the binomial one on average."""
-    n11, n10, n01 = (np.asarray(v, float) for v in (n11, n10, n01))
-    k1, k2 = np.maximum(n11 + n10, 1.0), np.maximum(n11 + n01, 1.0)
-    return np.sqrt(np.maximum(n10 + n01, 1.0) / (k1 * k2))
 
 
 def choice_counts(ts: np.ndarray, every: bool, n11, n10, n01, choice: Choice

@@ -901,8 +901,7 @@ def _half_picks(fin: _Finalist, its: list, mts: list, n: int, objective: Objecti
     for group, choose, z in ((range(len(its)), objective, SHRINK_HELD),
                              (small, functools.partial(objective, shrink=0.0), SHRINK_TABLE)):
         got = [(ch.value, m, ch) for m, ch in
-               zip(group, best_of_many([its[m] for m in group], n, choose,
-                                       common=REORDER_CELLS)) if ch is not None]
+               zip(group, best_of_many([its[m] for m in group], n, choose)) if ch is not None]
         if got:
             _, m, ch = max(got, key=lambda r: r[0])
             picks.append((m, ch, z))
