@@ -2,9 +2,10 @@
 
 :func:`draw_pair` gives outputs of M(x) and M(x') for training and selection: *paired* under
 Replay when the mechanism runs on privet's noise API (the i-th outputs share their noise,
-DP-Finder's correlated sampling), *coupled* for a black box that follows the seed it is given
-(:data:`COUPLED`: both inputs run with the same seeds, common random numbers), independent
-otherwise (the i-th outputs are then just the i-th draws). :func:`certify` draws the fresh certifying sample in chunks --
+DP-Finder's correlated sampling), *coupled* for a black box that follows the seed it is
+given (:data:`COUPLED`: both inputs run with the same seeds, common random numbers),
+independent otherwise (the i-th outputs are then just the i-th draws). :func:`certify`
+draws the fresh certifying sample in chunks --
 each chunk task samples both inputs, evaluates the event and returns only its counts
 (n11, n10, n01), so memory stays flat for 10^7-10^8 samples -- on any executor (in-process,
 process pool, Dask; chunk seeds come from the run's seed, so every executor gives the same

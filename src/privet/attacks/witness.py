@@ -430,8 +430,7 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
         if got is None:
             item = _Screened(-math.inf, 0.0, x, x2, label)
         else:
-            item = _Screened(got[0], spread(got[1], len(o1) - h, paired == COUPLED), x, x2,
-                             label)
+            item = _Screened(got[0], spread(got[1], len(o1) - h, bool(paired)), x, x2, label)
         if not warm:
             pace.add(time.perf_counter() - tick, n)
         item.n = n
@@ -739,7 +738,9 @@ class _Finalist:
     index: int = -1  # the fitted score of its best event
     refined: int = 0  # the pairs of its refining sample (:func:`_refine`)
     independent: bool = False  # independent samples: its tables' cells can be reordered
-    coupled: bool = False  # common random numbers (sampling.COUPLED): its spreads are paired
+    # its pairs share their noise (Replay's correlated samples, or a seeded black box's
+    # common random numbers, sampling.COUPLED): its spreads are the paired ones
+    coupled: bool = False
     # its selection sample as two disjoint halves [(counts, n), (counts, n)] (``counts``
     # and ``n`` are their sums): each chooses an event, the other judges it (:func:`_evaluate`)
     halves: list | None = None
@@ -776,7 +777,7 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
     return _Finalist(item, fitted, grids, s_sel, first=size, independent=not paired,
-                     coupled=paired == COUPLED,
+                     coupled=bool(paired),
                      crossfit=budget.crossfit)
 
 
@@ -970,10 +971,11 @@ CURSE = 0.1          # out of time, the leader goes on while its spread is above
 
 def spread(counts: tuple, n: int, coupled: bool = False) -> float:
     """The standard error of the event's estimated log-ratio ln(k1/k2) (binomial counts).
-    ``coupled``: of pairs that share their seed (common random numbers), by the delta
-    method on the pairs' multinomial counts, sqrt((n10 + n01) / (k1 k2)) (at least one
-    discordant pair): the two counts move together, and only the discordant pairs carry
-    noise (for independent pairs the same formula gives the binomial one on average)."""
+    ``coupled``: of pairs that share their noise (Replay, or common random numbers), by the
+    delta method on the pairs' multinomial counts, sqrt((n10 + n01) / (k1 k2)) (at least
+    one discordant pair): the two counts move together, and only the discordant pairs
+    carry noise (for independent pairs the same formula gives the binomial one on
+    average)."""
     n11, n10, n01 = counts
     k1, k2 = max(n11 + n10, 1.0), max(n11 + n01, 1.0)
     if coupled:

@@ -399,8 +399,10 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
     Ctrl-C cut the attack short. With ``seconds`` given explicitly (``opts['timed']``),
     the attack's stages aim at the time left of it counted from the search's start ``t0``,
     and its race judges and refines its finalists at the fresh paired sample that time
-    affords (:func:`_timed_size` sizes that sample the same way); its ``attack_score`` is
-    its projected certificate at the planned size, as DP-Finder's triple is judged."""
+    affords (:func:`_timed_size` sizes that sample the same way), its stages ending at
+    :data:`COUPLED_STAGES` of their shares (paired estimates need fewer pairs, as coupled
+    ones do); its ``attack_score`` is its projected certificate at the planned size, as
+    DP-Finder's triple is judged."""
     size = white_size(opts)
     confidence = float(opts["confidence"])
     n_select = int(opts.get("n_select") or WHITE.n_select)
@@ -416,7 +418,8 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
                     n_fit=min(WHITE.n_fit, n_select), n_select=n_select,
                     random_pairs=int(iterations), iterations=int(iterations),
                     finalists=WHITE.finalists, models=tuple(opts.get("models") or WHITE.models),
-                    float_features=opts.get("float_features", "auto"), seconds=seconds)
+                    float_features=opts.get("float_features", "auto"), seconds=seconds,
+                    stages=COUPLED_STAGES if opts.get("timed") else 1.0)
     cand, trace, interrupted = search_witness(
         mech, objective, budget=budget, args=args, seed=seed,
         executor="inprocess" if executor is None else executor, progress=progress,
