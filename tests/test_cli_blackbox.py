@@ -116,3 +116,20 @@ def test_seconds_flag_reaches_search_and_bad_values_name_it(user_file, monkeypat
     assert main(base + ["--seconds", "-3"]) == 2
     err = capsys.readouterr().err.strip()
     assert "--seconds" in err and err.count("\n") == 0 and "Traceback" not in err
+
+
+def test_couple_flag_reaches_search(user_file, monkeypatch):
+    import importlib
+
+    search_module = importlib.import_module("privet.search")
+    seen = []
+
+    def fake_search(mech, epsilon=None, **kw):
+        seen.append(kw.get("couple"))
+        raise PrivetError("stopped by the test.")
+
+    monkeypatch.setattr(search_module, "search", fake_search)
+    base = ["search", f"{user_file}:vec", "--claimed", "0.5"]
+    for extra in (["--couple", "off"], ["--couple", "on"], []):
+        assert main(base + extra) == 2  # the fake's error
+    assert seen == [False, True, "auto"]

@@ -223,3 +223,34 @@ def test_dpfinder_iterations_keep_to_their_share_of_a_given_time_budget():
     assert "1 of 3 iterations (their share of the time budget" in console.export_text()
     whole = privet.search(d.laplace, seed=1, iterations=3, attack=False, **opts)
     assert whole.details["iterations"] == 3 and "iterations_planned" not in whole.details
+
+
+def test_one_pool_serves_the_witness_search_the_probe_and_the_certificate(monkeypatch):
+    """An executor given by name is made once for the whole black-box search: a probe on a
+    pool of its own timed the pool's start and came out low. The probe draws whole rounds
+    of chunks over the pool's workers."""
+    import privet.execution as ex
+    from privet.search import blackbox
+
+    made, probed = [], []
+
+    class Pool(ex.InProcess):  # stands in for the process pool, in this process
+        workers = 3
+
+        def __init__(self):
+            made.append(self)
+
+    real_certify = blackbox.certify
+
+    def certify(mech, x, x2, event, n, **kw):
+        probed.append(n)
+        return real_certify(mech, x, x2, event, n, **kw)
+
+    monkeypatch.setattr(ex, "ProcessPool", Pool)
+    monkeypatch.setattr(blackbox, "certify", certify)
+    mech = d.vectorized("dpsniper.truncated_geometric")
+    b = privet.search(mech, seed=2, seconds=1e-3, executor="processes", n_cap=4096,
+                      n_select=1 << 15, iterations=1, finalists=2)
+    assert len(made) == 1 and b.value > 0
+    chunk = ex.chunk_for(mech, ex.DEFAULT_CHUNK)
+    assert probed[0] % (3 * chunk) == 0 and probed[0] >= blackbox.FAST["n_confirm_min"] // 4
