@@ -608,7 +608,6 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
         return 0
     one = _Finalist(win.item, [win.fitted[k]], [win.grids[k]], win.seeds, counts=[
         win.counts[k]], n=win.n, first=win.first, refined=int(n), independent=win.independent,
-        coupled=win.coupled,
         halves=None if win.halves is None else [([c[k]], m) for c, m in win.halves],
         crossfit=win.crossfit)
     one.absorb(got)
@@ -737,10 +736,10 @@ class _Finalist:
     first: int = 0  # the pairs its models were fitted on: the least first round
     index: int = -1  # the fitted score of its best event
     refined: int = 0  # the pairs of its refining sample (:func:`_refine`)
-    independent: bool = False  # independent samples: its tables' cells can be reordered
-    # its pairs share their noise (Replay's correlated samples, or a seeded black box's
-    # common random numbers, sampling.COUPLED): its spreads are the paired ones
-    coupled: bool = False
+    # independent samples: its tables' cells can be reordered; otherwise its pairs share
+    # their noise (Replay's correlated samples, or a seeded black box's common random
+    # numbers, sampling.COUPLED) and its spreads are the paired ones
+    independent: bool = False
     # its selection sample as two disjoint halves [(counts, n), (counts, n)] (``counts``
     # and ``n`` are their sums): each chooses an event, the other judges it (:func:`_evaluate`)
     halves: list | None = None
@@ -777,7 +776,6 @@ def _prepare(mech: Mechanism, item: _Screened, budget: Budget, args,
         fitted.append(("given", _Indicator(start[2])))  # the given event competes as is
         grids.append((np.array([1.0]), False))
     return _Finalist(item, fitted, grids, s_sel, first=size, independent=not paired,
-                     coupled=bool(paired),
                      crossfit=budget.crossfit)
 
 
@@ -868,7 +866,7 @@ def _evaluate(fin: _Finalist, objective: Objective) -> None:
         a, b = _pair(x, x2, orient)
         event = sc.event if model == "given" else _event(sc, orient, ch, seed)
         fin.best = Candidate(a, b, event, value, counts, fin.n, model, fin.item.label)
-        fin.spread, fin.index = spread(counts, fin.n, fin.coupled), k
+        fin.spread, fin.index = spread(counts, fin.n, not fin.independent), k
 
 
 SHRINK_TABLE = 1.0  # standard errors: the held-out counts of a small table's raw pick

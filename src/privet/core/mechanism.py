@@ -556,8 +556,8 @@ def _streams(rng: np.random.Generator, n: int, global_state: bool):
             if uses_py:
                 random.seed(lo)
             if i == 0:
-                np_before, py_before = np.random.get_state()[1].copy(), random.getstate()
-                np_pos, = (np.random.get_state()[2],)
+                state = np.random.get_state()
+                np_before, np_pos, py_before = state[1].copy(), state[2], random.getstate()
             yield None
             if i == 0:
                 np_after = np.random.get_state()
