@@ -95,7 +95,8 @@ def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None,
         out = {"value": float(b.value), "unbounded": bool(b.details.get("unbounded")),
                "coupled": bool(b.details.get("coupled")),
                "event": w.event if w else None, "d1": list(w.d1) if w else None,
-               "d2": list(w.d2) if w else None, "n_confirm": b.details.get("n_confirm")}
+               "d2": list(w.d2) if w else None, "n_confirm": b.details.get("n_confirm"),
+               "winner": b.details.get("winner") or b.details.get("model")}
     out.update(name=name, seed=seed, kind=kind, wall=time.perf_counter() - t0,
                cpu=cpu_seconds() - c0)
     return out

@@ -821,6 +821,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                        certify=opts["certify"], executor=executor)
         value = max(conf["value"], 0.0)
         details.update(search_estimate=best["estimate"], unbounded=conf["unbounded"],
+                       winner=best["optimizer"],
                        confirmation=conf["method"], n_confirm=conf.get("n"),
                        verdict=_verdict(value, conf, compared, confidence,
                                         test=test_eps is not None))
