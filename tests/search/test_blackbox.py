@@ -122,11 +122,12 @@ def test_the_time_left_sizes_a_fresh_sample_beyond_the_largest_plan():
 
 
 def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
-    """A white box searched with ``seconds`` given: a probe of 2^22 pairs timed at 0.5 s
-    (a clock that says so) leaves 55 - 5.5 = 49.5 s at 2^23 pairs per second, so the fresh
-    sample is 2^23 x 49.5 rounded down to 2^22 pairs (99 x 2^22); never below the plan,
-    and at most 2^31. End to end, the timed search certifies on at least the planned
-    sample, drawn after the probe."""
+    """A white box searched with ``seconds`` given: a probe of 2^20 pairs rounded up to
+    whole rounds of chunks (in this process one round is one chunk of 250,000: 1,250,000
+    pairs) timed at 0.5 s (a clock that says so) leaves 55 - 5.5 = 49.5 s at 2.5e6 pairs
+    per second, so the fresh sample is 2.5e6 x 49.5 rounded down to whole rounds (495 x
+    250,000); never below the plan, and at most 2^31. End to end, the timed search
+    certifies on at least the planned sample, drawn after the probe."""
     from privet.core.events import from_spec
     from privet.search import _timed_size
 
@@ -136,7 +137,7 @@ def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
     ticks = iter([100.0, 100.5])
     got = _timed_size(d.laplace, best, {}, opts, 95.0, 1 << 22, np.random.SeedSequence(0),
                       None, clock=lambda: next(ticks))
-    assert got == 99 << 22
+    assert got == 495 * 250_000
     ticks = iter([100.0, 100.5])
     late = _timed_size(d.laplace, best, {}, opts, 40.0, 1 << 22, np.random.SeedSequence(0),
                        None, clock=lambda: next(ticks))
@@ -193,7 +194,7 @@ def test_an_infinite_estimate_on_few_samples_does_not_hide_the_attack(monkeypatc
 def test_dpfinder_iterations_keep_to_their_share_of_a_given_time_budget():
     """With ``seconds`` given, DP-Finder's iterations start only within
     ``DPFINDER_SHARE`` of it (counted from the search's start): at 55 s, one that would
-    start after 12 s does not, one at 10 s does; never without a given budget, nor with
+    start after 6 s does not, one at 5 s does; never without a given budget, nor with
     ``attack=False`` (DP-Finder is then the whole search). End to end, a budget of 1 ms is
     spent after the first iteration: the attack family and the fresh sample still run, the
     search is not marked interrupted, and the trace says how many iterations were planned;
@@ -207,10 +208,10 @@ def test_dpfinder_iterations_keep_to_their_share_of_a_given_time_budget():
 
     now = time.perf_counter()
     timed = {"timed": True, "seconds": 55.0, "attack": "auto"}
-    assert DPFINDER_SHARE * 55.0 < 12.0
-    assert _share_spent(timed, now - 12.0)
-    assert DPFINDER_SHARE * 55.0 > 10.0
-    assert not _share_spent(timed, now - 10.0)
+    assert DPFINDER_SHARE * 55.0 < 6.0
+    assert _share_spent(timed, now - 6.0)
+    assert DPFINDER_SHARE * 55.0 > 5.0
+    assert not _share_spent(timed, now - 5.0)
     assert not _share_spent({**timed, "timed": False}, now - 1e3)
     assert not _share_spent({**timed, "attack": False}, now - 1e3)
     opts = {"n_cap": 1 << 12, "n_select": 1 << 15, "seconds": 1e-3}
@@ -254,3 +255,33 @@ def test_one_pool_serves_the_witness_search_the_probe_and_the_certificate(monkey
     assert len(made) == 1 and b.value > 0
     chunk = ex.chunk_for(mech, ex.DEFAULT_CHUNK)
     assert probed[0] % (3 * chunk) == 0 and probed[0] >= blackbox.FAST["n_confirm_min"] // 4
+
+
+def test_a_timed_white_box_gets_the_black_box_witness_search(monkeypatch):
+    """With ``seconds`` given, the white box's attack family runs the black box's witness
+    search (its finalists, screening of few-valued outputs without the shrink, and stage
+    shares of coupled runs) on paired samples; without it, the white box's smaller one. The
+    winning family is named in the details."""
+    from privet.search import blackbox as bb
+
+    seen = []
+
+    def capture(mech, objective, *, budget, **kw):
+        seen.append((budget, kw.get("couple")))
+        return None, [], False
+
+    monkeypatch.setattr(bb, "search_witness", capture)
+    mech = d.laplace
+    opts = {"iterations": 1, "n_confirm": 1 << 12, "n_cap": 1 << 10, "n_select": 1 << 12}
+    timed = privet.search(mech, seed=0, seconds=5.0, attack=True, **opts)
+    plain = privet.search(mech, seed=0, attack=True, **opts)
+    (tb, tc), (pb, _) = seen
+    black = bb.budget_for(d.vectorized("dpsniper.laplace"), {"n_cap": 1 << 10,
+                          "n_select": 1 << 12}, 1)
+    assert (tb.finalists, tb.raw_tables, tb.stages) == (black.finalists, True,
+                                                        bb.COUPLED_STAGES)
+    assert tb.seconds is not None and tb.seconds <= 5.0 and not tc
+    assert (pb.finalists, pb.raw_tables, pb.stages) == (bb.WHITE.finalists, False, 1.0)
+    assert pb.seconds == bb.SECONDS
+    for b in (timed, plain):
+        assert b.value > 0 and b.details["winner"] == b.details["trace"][0]["optimizer"]

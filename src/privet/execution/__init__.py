@@ -524,6 +524,11 @@ class Borrowed:
     def __init__(self, inner: Any):
         self.inner = inner
 
+    @property
+    def workers(self) -> int:
+        """The lender's workers (1 when it does not say)."""
+        return int(getattr(self.inner, "workers", 1) or 1)
+
     def map(self, fn: Callable, jobs: list[tuple]):
         return self.inner.map(fn, jobs)
 

@@ -842,7 +842,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     return bound
 
 
-DPFINDER_SHARE = 0.2  # of a time budget given explicitly: DP-Finder's iterations start before
+DPFINDER_SHARE = 0.1  # of a time budget given explicitly: DP-Finder's iterations start before
 
 
 def _share_spent(opts: dict, t0: float) -> bool:
@@ -850,29 +850,34 @@ def _share_spent(opts: dict, t0: float) -> bool:
     explicitly (:data:`DPFINDER_SHARE`; never without one). Each of its iterations is an
     SLSQP run of a few seconds on a 2^17-sample tape; on DP-Sniper's svt1-svt4 (seed
     1) ten of them took 12.7-20.7 s of 55 and never gave the winning triple (svt3:
-    20.5 s, estimates at most 0.086, while the attack family certified 0.22): past the
-    share, the attack's stages and the fresh sample get the time."""
+    20.5 s, estimates at most 0.086, while the attack family certified 0.22), and at a
+    share of 0.2 the attack won all 26 timed runs of svt1, svt3, svt4, both RAPPORs and
+    laplace: past the share, the attack's stages and the fresh sample get the time."""
     # "timed": seconds was given, and not None (_options)
     return bool(opts.get("timed")) and opts.get("attack") is not False \
         and time.perf_counter() - t0 >= DPFINDER_SHARE * float(opts["seconds"])
 
 
-# pairs of the throwaway sample that times a white box's certificate: 16 chunks, so two
-# workers share it evenly and its pace is the fresh sample's (2^20 pairs, 0.2 s, misjudged
-# the pace by a third either way)
-TIMED_PROBE = 1 << 22
+# the least pairs of the throwaway sample that times a white box's certificate, rounded up
+# to whole rounds of chunks over the executor's workers (a last round of one chunk leaves
+# the others idle; 2^22 pairs took 4.5 s of RAPPOR's 55, as much again was lost rounding
+# the fresh sample down to a multiple of it)
+TIMED_PROBE = 1 << 20
 TIMED_MAX = 1 << 31     # the largest fresh sample the time left may buy
 
 
 def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, size: int,
                 seed: np.random.SeedSequence, executor: Any, clock=time.perf_counter) -> int:
     """A white box searched with ``seconds`` given: the fresh sample takes the time left of
-    it, at the pace of a timed probe of the same certificate on a throwaway sample of
-    :data:`TIMED_PROBE` pairs (its counts are dropped: only the sample drawn after it
-    certifies), rounded down to a multiple of it, never below the planned ``size`` and at most
-    :data:`TIMED_MAX`; an exact confirmation (enumerable noise) needs no sample."""
+    it, at the pace of a timed probe of the same certificate on a throwaway sample of at
+    least :data:`TIMED_PROBE` pairs in whole rounds of chunks over the executor's workers
+    (its counts are dropped: only the sample drawn after it certifies), rounded down to
+    whole rounds, never below the planned ``size`` and at most :data:`TIMED_MAX`; an exact
+    confirmation (enumerable noise) needs no sample."""
+    round_ = CONFIRM_CHUNK * max(int(getattr(executor, "workers", 1) or 1), 1)
+    probe_n = -(-TIMED_PROBE // round_) * round_
     tick = clock()
-    probe = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=TIMED_PROBE,
+    probe = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=probe_n,
                     confidence=opts["confidence"], seed=seed, certify=opts["certify"],
                     executor=executor, sequential=False)
     now = clock()
@@ -880,7 +885,7 @@ def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, 
     if probe["exact"] or took <= 0:
         return size
     left = float(opts["seconds"]) - (now - t0)
-    afford = int(TIMED_PROBE / took * max(left, 0.0)) // TIMED_PROBE * TIMED_PROBE
+    afford = int(probe_n / took * max(left, 0.0)) // round_ * round_
     return timed_pairs(size, afford)
 
 
