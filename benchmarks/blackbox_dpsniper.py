@@ -17,10 +17,11 @@ The mechanisms are written from the papers' definitions in ``privet.mechanisms.d
   selects (common random numbers); the fresh sample that certifies is independent
   (``--couple off``: independent runs throughout, as DP-Sniper samples);
 * **white box** -- ``privet.search(mechanism, seed=s, seconds=55)`` on the same mechanism
-  written against privet's noise API (DP-Finder's iterations plus the attack family,
-  correlated sampling), confidence 0.9, the black box's time budget given explicitly, so
-  it is spent as a black box's: the attack runs on few distinct outputs too and the fresh
-  paired sample takes the time left (skip with ``--no-white``);
+  written against privet's noise API (DP-Finder's iterations in the first tenth of the
+  budget, then the black box's witness search on paired samples: correlated sampling),
+  confidence 0.9, the black box's time budget given explicitly, so it is spent as a black
+  box's: the attack runs on few distinct outputs too and the fresh paired sample takes the
+  time left (skip with ``--no-white``); the family whose triple won is recorded;
 * **detect** -- ``privet.detect(vectorized(name), seed=s)`` at the claimed epsilon (skip with
   ``--no-detect``): a violation counts when p < 0.01.
 
