@@ -629,6 +629,15 @@ def map_reduce(
 PER_SAMPLE_CHUNK = 20_000  # chunks of mechanisms that make one Python call per sample
 
 
+def whole_rounds(n: int, chunk: int, executor: Any, up: bool = True) -> int:
+    """``n`` samples rounded to whole rounds of ``chunk``-sized chunks over the executor's
+    workers (one round per worker count; 1 when it does not say), up or (``up=False``)
+    down: a last round of one chunk leaves the other workers idle, so a timing probe of
+    whole rounds runs at the pace of the sample it sizes."""
+    round_ = int(chunk) * max(int(getattr(executor, "workers", 1) or 1), 1)
+    return (-(-int(n) // round_) if up else int(n) // round_) * round_
+
+
 def chunk_for(mech: Mechanism, chunk: int) -> int:
     """The chunk size for ``mech``: ``chunk``, at most ``PER_SAMPLE_CHUNK`` for per-sample
     black boxes (so a process pool spreads their calls)."""

@@ -45,7 +45,7 @@ from ..core.noise import Sampler
 from ..core.results import Bound, CertifiedProfile, Counterexample
 from ..core.seeds import SeedLike, as_seed, seed_sequence
 from ..core.text import fmt_num
-from ..execution import Borrowed, InProcess, get_executor, map_reduce
+from ..execution import Borrowed, InProcess, get_executor, map_reduce, whole_rounds
 from ..stats.counts import two_sample_counts
 from ..stats.intervals import (
     METHODS,
@@ -874,8 +874,7 @@ def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, 
     (its counts are dropped: only the sample drawn after it certifies), rounded down to
     whole rounds, never below the planned ``size`` and at most :data:`TIMED_MAX`; an exact
     confirmation (enumerable noise) needs no sample."""
-    round_ = CONFIRM_CHUNK * max(int(getattr(executor, "workers", 1) or 1), 1)
-    probe_n = -(-TIMED_PROBE // round_) * round_
+    probe_n = whole_rounds(TIMED_PROBE, CONFIRM_CHUNK, executor)
     tick = clock()
     probe = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=probe_n,
                     confidence=opts["confidence"], seed=seed, certify=opts["certify"],
@@ -885,7 +884,8 @@ def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, 
     if probe["exact"] or took <= 0:
         return size
     left = float(opts["seconds"]) - (now - t0)
-    afford = int(probe_n / took * max(left, 0.0)) // round_ * round_
+    afford = whole_rounds(int(probe_n / took * max(left, 0.0)), CONFIRM_CHUNK, executor,
+                          up=False)
     return timed_pairs(size, afford)
 
 

@@ -319,10 +319,10 @@ def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,
     the executor's workers (a last round of one chunk leaves the others idle, and the rate
     came out a fifth low; its counts are dropped: only the fresh sample drawn after it
     certifies)."""
-    from ..execution import DEFAULT_CHUNK, chunk_for
+    from ..execution import DEFAULT_CHUNK, chunk_for, whole_rounds
 
-    round_ = chunk_for(mech, DEFAULT_CHUNK) * max(int(getattr(executor, "workers", 1)), 1)
-    n = -(-(_sizes(mech)["n_confirm_min"] // 4) // round_) * round_
+    n = whole_rounds(_sizes(mech)["n_confirm_min"] // 4, chunk_for(mech, DEFAULT_CHUNK),
+                     executor)
     tick = time.perf_counter()
     got = certify(mech, cand.x, cand.x2, cand.event, n, method="union", args=args, seed=seed,
                   executor=executor)
@@ -407,7 +407,6 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
     DP-Finder's triple is judged."""
     size = white_size(opts)
     confidence = float(opts["confidence"])
-    n_select = int(opts.get("n_select") or WHITE.n_select)
     seconds = opts.get("seconds", SECONDS)
     objective = certificate_objective(size, confidence, paired=True)
     if opts.get("timed") and seconds is not None and not opts.get("n_confirm"):
@@ -424,6 +423,7 @@ def attack_family(mech: Mechanism, args: dict, opts: dict, iterations: int,
         budget = dataclasses.replace(budget_for(mech, opts, iterations), seconds=seconds,
                                      stages=COUPLED_STAGES)
     else:
+        n_select = int(opts.get("n_select") or WHITE.n_select)
         budget = Budget(n_train=int(opts.get("n_cap") or WHITE.n_train),
                         n_fit=min(WHITE.n_fit, n_select), n_select=n_select,
                         random_pairs=int(iterations), iterations=int(iterations),
