@@ -140,3 +140,31 @@ def test_a_sampling_run_keeps_freed_memory_for_the_next_chunk(choice):
         assert not applied and faults > 20 * 1000
     else:
         assert applied and faults < 1000
+
+
+def _native_threads() -> list:
+    from threadpoolctl import threadpool_info
+
+    return [(i["internal_api"], i["num_threads"]) for i in threadpool_info()] + \
+        [("env", os.environ.get("OMP_NUM_THREADS"))]
+
+
+def test_pool_workers_share_the_cores_between_their_native_threads():
+    """Each of as many workers as cores gets one BLAS/OpenMP thread (a BLAS with a thread
+    per core in each worker spins them against each other), half as many workers get two,
+    and more workers than cores still get one."""
+    from privet.execution.threads import worker_threads
+
+    assert worker_threads(2, cores=2) == 1
+    assert worker_threads(1, cores=4) == 4
+    assert worker_threads(2, cores=4) == 2
+    assert worker_threads(8, cores=2) == 1
+    pool = ProcessPool(workers=os.cpu_count() or 1)
+    try:
+        seen = list(pool.map(_native_threads, [()] * pool.workers))
+    finally:
+        pool.close()
+    for libs in seen:
+        assert libs[:-1]  # numpy's BLAS at least
+        assert libs[-1] == ("env", os.environ.get("OMP_NUM_THREADS", "1"))
+        assert all(n == 1 for api, n in libs[:-1])

@@ -124,10 +124,10 @@ def test_the_time_left_sizes_a_fresh_sample_beyond_the_largest_plan():
 def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
     """A white box searched with ``seconds`` given: a probe of 2^20 pairs rounded up to
     whole rounds of chunks (in this process one round is one chunk of 250,000: 1,250,000
-    pairs) timed at 0.5 s (a clock that says so) leaves 55 - 5.5 = 49.5 s at 2.5e6 pairs
-    per second, so the fresh sample is 2.5e6 x 49.5 rounded down to whole rounds (495 x
-    250,000); never below the plan, and at most 2^31. End to end, the timed search
-    certifies on at least the planned sample, drawn after the probe."""
+    pairs) timed at 0.5 s (a clock that says so; long enough: not doubled) leaves
+    55 - 5.5 = 49.5 s at 2.5e6 pairs per second, so the fresh sample is 2.5e6 x 49.5
+    rounded down to whole rounds (495 x 250,000); never below the plan, and at most 2^31.
+    End to end, the timed search certifies on at least the planned sample, drawn after the probe."""
     from privet.core.events import from_spec
     from privet.search import _timed_size
 
@@ -138,6 +138,19 @@ def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
     got = _timed_size(d.laplace, best, {}, opts, 95.0, 1 << 22, np.random.SeedSequence(0),
                       None, clock=lambda: next(ticks))
     assert got == 495 * 250_000
+    # a probe that ends within TIMED_PROBE_SECONDS is doubled (2,500,000 pairs), and the
+    # second one's pace sizes the sample: 0.2 s, then 0.8 s for twice the pairs leaves
+    # 55 - (101.0 - 95.0) = 49 s at 3.125e6 pairs/s, 612 whole chunks of 250,000
+    ticks = iter([100.0, 100.2, 100.2, 101.0])
+    grown = _timed_size(d.laplace, best, {}, opts, 95.0, 1 << 22, np.random.SeedSequence(0),
+                        None, clock=lambda: next(ticks))
+    assert grown == 612 * 250_000
+    # and never past TIMED_PROBE_MAX: 1.25e6 pairs in 0.125 s, 2.5e6 in 0.25 s, then stop
+    # (5e6 > 2^22): 55 - 5.375 s left at 1e7 pairs/s, 1,985 chunks
+    ticks = iter([100.0, 100.125, 100.125, 100.375])
+    capped = _timed_size(d.laplace, best, {}, opts, 95.0, 1 << 22, np.random.SeedSequence(0),
+                         None, clock=lambda: next(ticks))
+    assert capped == 1985 * 250_000
     ticks = iter([100.0, 100.5])
     late = _timed_size(d.laplace, best, {}, opts, 40.0, 1 << 22, np.random.SeedSequence(0),
                        None, clock=lambda: next(ticks))

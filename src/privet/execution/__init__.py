@@ -32,6 +32,7 @@ from ..core.mechanism import Mechanism
 from ..core.noise import Sampler
 from ..core.seeds import SeedLike, as_seed, seed_sequence
 from .memory import keep_freed_memory
+from .threads import limit_native_threads, worker_threads
 
 DEFAULT_CHUNK = 200_000
 
@@ -107,24 +108,31 @@ class InProcess:
         pass
 
 
-def _ignore_sigint() -> None:
+def _ignore_sigint(native_threads: int | None = None) -> None:
     """Worker initializer: Ctrl-C is the parent's to handle (it stops the workers); freed
-    memory stays for the next chunk (:mod:`privet.execution.memory`)."""
+    memory stays for the next chunk (:mod:`privet.execution.memory`); with
+    ``native_threads``, BLAS and OpenMP keep to that many threads in the worker
+    (:func:`~privet.execution.threads.limit_native_threads`)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     keep_freed_memory()
+    if native_threads is not None:
+        limit_native_threads(native_threads)
 
 
 class ProcessPool:
     """Run chunks in worker processes (per-sample black boxes); results come back in order.
 
     Workers ignore Ctrl-C; :meth:`close` stops them at once, so an interrupted run does not
-    wait for the chunks still running."""
+    wait for the chunks still running. Each worker's BLAS and OpenMP get its share of the
+    cores (:func:`~privet.execution.threads.worker_threads`: one each when there are as many
+    workers as cores), so the workers do not oversubscribe the machine."""
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or os.cpu_count() or 1
-        self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_sigint)
+        self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_sigint,
+                                           initargs=(worker_threads(self.workers),))
 
     def map(self, fn: Callable, jobs: list[tuple]):
         return _in_order(lambda job: self.pool.submit(fn, *job), jobs)

@@ -17,11 +17,12 @@ mechanism's own calls are never wrapped.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 from collections.abc import Iterator
 
-__all__ = ["single_threaded"]
+__all__ = ["limit_native_threads", "single_threaded", "worker_threads"]
 
 # the threadpoolctl controller by whether scikit-learn was loaded when it was made: it sees
 # the native libraries loaded at that time, and scikit-learn brings its own OpenMP runtime
@@ -38,6 +39,28 @@ def _controller():
         else:
             _CONTROLLERS[key] = ThreadpoolController()
     return _CONTROLLERS[key]
+
+
+def worker_threads(workers: int, cores: int | None = None) -> int:
+    """The native threads each of ``workers`` processes gets: its share of the ``cores``
+    (default: this machine's), at least one."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    return max(1, int(cores) // max(1, int(workers)))
+
+
+def limit_native_threads(threads: int) -> bool:
+    """BLAS and OpenMP at ``threads`` threads for the rest of this process (a worker's
+    initializer calls it): the libraries loaded now through threadpoolctl, those loaded
+    later through their environment variables (unless already set); False without
+    threadpoolctl."""
+    threads = max(1, int(threads))
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, str(threads))  # native libraries loaded later
+    ctl = _controller()
+    if ctl is None:
+        return False
+    ctl.limit(limits=threads)
+    return True
 
 
 @contextlib.contextmanager

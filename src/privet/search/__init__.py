@@ -858,31 +858,40 @@ def _share_spent(opts: dict, t0: float) -> bool:
         and time.perf_counter() - t0 >= DPFINDER_SHARE * float(opts["seconds"])
 
 
-# the least pairs of the throwaway sample that times a white box's certificate, rounded up
-# to whole rounds of chunks over the executor's workers (a last round of one chunk leaves
-# the others idle; 2^22 pairs took 4.5 s of RAPPOR's 55, as much again was lost rounding
-# the fresh sample down to a multiple of it)
+# the throwaway sample that times a white box's certificate: at least TIMED_PROBE pairs in
+# whole rounds of chunks over the executor's workers (a last round of one chunk leaves the
+# others idle; 2^22 pairs took 4.5 s of RAPPOR's 55, as much again was lost rounding the
+# fresh sample down to a multiple of it), doubled until it has run TIMED_PROBE_SECONDS or
+# reached TIMED_PROBE_MAX pairs (a few tenths of a second on a fast mechanism misjudge its
+# pace: the first round pays the workers' start)
 TIMED_PROBE = 1 << 20
+TIMED_PROBE_MAX = 1 << 22
+TIMED_PROBE_SECONDS = 0.5
 TIMED_MAX = 1 << 31     # the largest fresh sample the time left may buy
 
 
 def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, size: int,
                 seed: np.random.SeedSequence, executor: Any, clock=time.perf_counter) -> int:
     """A white box searched with ``seconds`` given: the fresh sample takes the time left of
-    it, at the pace of a timed probe of the same certificate on a throwaway sample of at
-    least :data:`TIMED_PROBE` pairs in whole rounds of chunks over the executor's workers
-    (its counts are dropped: only the sample drawn after it certifies), rounded down to
-    whole rounds, never below the planned ``size`` and at most :data:`TIMED_MAX`; an exact
+    it, at the pace of the last of the timed probes of the same certificate on throwaway
+    samples (module constants: whole rounds of chunks over the executor's workers, doubled
+    from :data:`TIMED_PROBE` pairs until one has run :data:`TIMED_PROBE_SECONDS`; their
+    counts are dropped: only the sample drawn after them certifies), rounded down to whole
+    rounds, never below the planned ``size`` and at most :data:`TIMED_MAX`; an exact
     confirmation (enumerable noise) needs no sample."""
     probe_n = whole_rounds(TIMED_PROBE, CONFIRM_CHUNK, executor)
-    tick = clock()
-    probe = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=probe_n,
-                    confidence=opts["confidence"], seed=seed, certify=opts["certify"],
-                    executor=executor, sequential=False)
-    now = clock()
-    took = now - tick
-    if probe["exact"] or took <= 0:
-        return size
+    while True:
+        tick = clock()
+        probe = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=probe_n,
+                        confidence=opts["confidence"], seed=seed.spawn(1)[0],
+                        certify=opts["certify"], executor=executor, sequential=False)
+        now = clock()
+        took = now - tick
+        if probe["exact"] or took <= 0:
+            return size
+        if took >= TIMED_PROBE_SECONDS or 2 * probe_n > TIMED_PROBE_MAX:
+            break
+        probe_n = whole_rounds(2 * probe_n, CONFIRM_CHUNK, executor)
     left = float(opts["seconds"]) - (now - t0)
     afford = whole_rounds(int(probe_n / took * max(left, 0.0)), CONFIRM_CHUNK, executor,
                           up=False)
