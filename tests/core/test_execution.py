@@ -152,7 +152,7 @@ def _native_threads() -> list:
 def test_pool_workers_share_the_cores_between_their_native_threads():
     """Each of as many workers as cores gets one BLAS/OpenMP thread (a BLAS with a thread
     per core in each worker spins them against each other), half as many workers get two,
-    and more workers than cores still get one."""
+    and more workers than cores still get one; ``native_threads`` sets the number."""
     from privet.execution.threads import worker_threads
 
     assert worker_threads(2, cores=2) == 1
@@ -168,3 +168,9 @@ def test_pool_workers_share_the_cores_between_their_native_threads():
         assert libs[:-1]  # numpy's BLAS at least
         assert libs[-1] == ("env", os.environ.get("OMP_NUM_THREADS", "1"))
         assert all(n == 1 for api, n in libs[:-1])
+    pool = ProcessPool(workers=1, native_threads=2)  # set explicitly
+    try:
+        (libs,) = list(pool.map(_native_threads, [()]))
+    finally:
+        pool.close()
+    assert all(n == 2 for api, n in libs[:-1] if api == "openblas")

@@ -127,12 +127,14 @@ class ProcessPool:
     Workers ignore Ctrl-C; :meth:`close` stops them at once, so an interrupted run does not
     wait for the chunks still running. Each worker's BLAS and OpenMP get its share of the
     cores (:func:`~privet.execution.threads.worker_threads`: one each when there are as many
-    workers as cores), so the workers do not oversubscribe the machine."""
+    workers as cores), so the workers do not oversubscribe the machine; ``native_threads``
+    sets another number."""
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, native_threads: int | None = None):
         self.workers = workers or os.cpu_count() or 1
+        threads = worker_threads(self.workers) if native_threads is None else native_threads
         self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_sigint,
-                                           initargs=(worker_threads(self.workers),))
+                                           initargs=(int(threads),))
 
     def map(self, fn: Callable, jobs: list[tuple]):
         return _in_order(lambda job: self.pool.submit(fn, *job), jobs)
