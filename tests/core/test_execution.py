@@ -174,3 +174,20 @@ def test_pool_workers_share_the_cores_between_their_native_threads():
     finally:
         pool.close()
     assert all(n == 2 for api, n in libs[:-1] if api == "openblas")
+
+
+def _frozen() -> int:
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_pool_workers_freeze_what_they_inherit():
+    """A forked worker's garbage collections skip the objects it inherited from its parent
+    (``gc.freeze`` in the initializer): there is at least the parent's import of privet."""
+    pool = ProcessPool(workers=1)
+    try:
+        (count,) = list(pool.map(_frozen, [()]))
+    finally:
+        pool.close()
+    assert count > 1000

@@ -113,8 +113,12 @@ def _ignore_sigint(native_threads: int | None = None) -> None:
     memory stays for the next chunk (:mod:`privet.execution.memory`); with
     ``native_threads``, BLAS and OpenMP keep to that many threads in the worker
     (:func:`~privet.execution.threads.limit_native_threads`)."""
+    import gc
     import signal
 
+    # a forked worker inherits every object of its parent: frozen, the worker's garbage
+    # collections stop traversing them (and touching their pages)
+    gc.freeze()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     keep_freed_memory()
     if native_threads is not None:
