@@ -11,7 +11,17 @@ weights of one fit differed in the 12th digit between one and two threads).
 :func:`single_threaded` limits both for the duration of a ``with`` block, only in the main
 thread (the limits are process-wide, so worker threads of an executor would restore each
 other's settings out of order); elsewhere, or without threadpoolctl, it does nothing. The
-mechanism's own calls are never wrapped.
+mechanism's own calls are never wrapped in the main process.
+
+A worker process of a pool is another matter: there are as many workers as cores, and a
+BLAS that starts a thread per core in each of them runs more threads than there are cores,
+spinning against each other. :func:`limit_native_threads` gives each worker its share
+(:func:`worker_threads`) for the worker's lifetime. On this project's 2-core machine, two
+workers with one thread each drew 1.2-1.5 times the pairs a second of two with two threads
+each (white paired chunks; 1.4-1.6 times for black-box runs; 1.01 and 0.91 times on
+report_noisy_max3: ``benchmarks/worker_threads.py``): even privet's own matrix-vector
+products (:func:`privet.core.noise.value_codes`, linear scores) leave
+OpenBLAS threads spinning between calls.
 """
 
 from __future__ import annotations
