@@ -53,10 +53,6 @@ class Linear(Event):
         return {"kind": "linear", "weights": self.w.tolist()}
 
 
-def _hits(event: Event, outputs: np.ndarray) -> int:
-    return int(np.count_nonzero(event.contains(outputs)))
-
-
 def _pair(name: str) -> tuple[np.ndarray, np.ndarray]:
     mech = as_mechanism(d.get_local(name))
     n = mech.domain.length or 1
@@ -67,7 +63,7 @@ def _pair(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 def measure(name: str, pool: ProcessPool, pairs: int) -> tuple[float, float]:
     """(white paired, black runs) pairs per second of ``pairs`` pairs through ``pool``."""
-    from privet.search import _paired_chunk
+    from privet.search import _hits, _paired_chunk
 
     white = as_mechanism(d.get_local(name))
     black = as_mechanism(d.vectorized(name))

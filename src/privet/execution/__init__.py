@@ -108,7 +108,7 @@ class InProcess:
         pass
 
 
-def _ignore_sigint(native_threads: int | None = None) -> None:
+def _init_worker(native_threads: int | None = None) -> None:
     """Worker initializer: Ctrl-C is the parent's to handle (it stops the workers); freed
     memory stays for the next chunk (:mod:`privet.execution.memory`); with
     ``native_threads``, BLAS and OpenMP keep to that many threads in the worker
@@ -137,7 +137,7 @@ class ProcessPool:
     def __init__(self, workers: int | None = None, native_threads: int | None = None):
         self.workers = workers or os.cpu_count() or 1
         threads = worker_threads(self.workers) if native_threads is None else native_threads
-        self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_sigint,
+        self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, initializer=_init_worker,
                                            initargs=(int(threads),))
 
     def map(self, fn: Callable, jobs: list[tuple]):

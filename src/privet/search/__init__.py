@@ -891,7 +891,7 @@ def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, 
             return size
         if took >= TIMED_PROBE_SECONDS or 2 * probe_n > TIMED_PROBE_MAX:
             break
-        probe_n = whole_rounds(2 * probe_n, CONFIRM_CHUNK, executor)
+        probe_n *= 2  # still whole rounds
     left = float(opts["seconds"]) - (now - t0)
     afford = whole_rounds(int(probe_n / took * max(left, 0.0)), CONFIRM_CHUNK, executor,
                           up=False)
