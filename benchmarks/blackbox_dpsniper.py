@@ -99,8 +99,26 @@ def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None,
                "d2": list(w.d2) if w else None, "n_confirm": b.details.get("n_confirm"),
                "winner": b.details.get("winner") or b.details.get("model")}
     out.update(name=name, seed=seed, kind=kind, wall=time.perf_counter() - t0,
-               cpu=cpu_seconds() - c0)
+               cpu=cpu_seconds() - c0, commit=source_commit())
     return out
+
+
+def source_commit() -> str | None:
+    """The commit of the privet source that ran (with ``+`` when its files differ from
+    it), so that runs saved in several sessions can be checked to come from one commit."""
+    import subprocess
+
+    import privet
+
+    where = os.path.dirname(os.path.abspath(privet.__file__))
+    try:
+        head = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--", "."],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+" if dirty else "")
 
 
 def short_p(p: float) -> str:
@@ -217,6 +235,9 @@ def report(names: list[str], runs: list[dict], a) -> None:
     from privet.mechanisms import dpsniper as d
 
     print()
+    commits = sorted({str(r.get("commit")) for r in runs})
+    print(f"privet source of these runs: {', '.join(commits)}"
+          + ("" if len(commits) == 1 else " (more than one: not a like-for-like column)"))
     head = (f"{'mechanism':26s} {'true ε':>13s} {'DP-Sniper lr/nn':>16s} {'black min':>9s} "
             f"{'median':>8s} {'target':>14s} {'white med':>9s} {'detect p':>9s} "
             f"{'s (wall)':>8s} {'s (CPU)':>8s}")

@@ -132,3 +132,15 @@ def test_single_threaded_restores_the_native_thread_counts():
     with single_threaded():
         assert all(i["num_threads"] == 1 for i in threadpool_info())
     assert [i["num_threads"] for i in threadpool_info()] == before
+
+
+def test_integer_outputs_give_the_same_columns_and_features_as_floats():
+    rng = np.random.default_rng(4)
+    ints = rng.integers(-3, 4, size=(5000, 7))
+    cols = columns_of(ints)
+    assert cols.dtype == float
+    np.testing.assert_array_equal(cols, ints.T.astype(float))
+    np.testing.assert_array_equal(columns_of(ints[:, :1]), ints[:, :1].T.astype(float))
+    fmap = fit_features(ints.astype(float))
+    np.testing.assert_array_equal(fmap.transform(ints), fmap.transform(ints.astype(float)))
+    np.testing.assert_array_equal(columns_of(ints > 0), (ints > 0).T.astype(float))

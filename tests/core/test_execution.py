@@ -191,3 +191,43 @@ def test_pool_workers_freeze_what_they_inherit():
     finally:
         pool.close()
     assert count > 1000
+
+
+def test_wide_outputs_get_chunks_within_the_byte_limit():
+    from privet.execution import CHUNK_BYTES, MIN_CHUNK, chunk_for
+
+    @privet.mechanism(epsilon=1.0)
+    def bits(noise, x, *, epsilon, width=40):
+        return (noise.uniform(0.0, 1.0, (width,)) < 0.5).astype(np.int64)
+
+    rows = chunk_for(bits, 200_000, np.zeros(1), bits.resolve_args(None))
+    assert MIN_CHUNK <= rows and rows * 40 * 8 <= CHUNK_BYTES < (rows + 1024) * 40 * 8
+    # a scalar output keeps the chunk asked for; so does a run of at most MIN_CHUNK samples
+    assert chunk_for(noisy_count, 200_000, np.zeros(2), noisy_count.resolve_args(None)) \
+        == 200_000
+    assert chunk_for(bits, 200_000, np.zeros(1), bits.resolve_args(None), n=MIN_CHUNK) \
+        == 200_000
+    # a very wide output never goes below MIN_CHUNK rows
+    wide = bits.resolve_args({"width": 10_000})
+    assert chunk_for(bits, 200_000, np.zeros(1), wide) == MIN_CHUNK
+
+
+def test_chunk_width_probe_leaves_failures_to_the_run():
+    from privet.execution import chunk_for
+
+    @privet.mechanism(epsilon=1.0)
+    def broken(noise, x, *, epsilon):
+        raise RuntimeError("boom")
+
+    assert chunk_for(broken, 200_000, np.zeros(1), broken.resolve_args(None)) == 200_000
+
+
+def test_chunked_sampling_of_wide_outputs_covers_n():
+    @privet.mechanism(epsilon=1.0)
+    def bits(noise, x, *, epsilon):
+        return (noise.uniform(0.0, 1.0, (60,)) < 0.5).astype(np.int64)
+
+    red = map_reduce(bits, np.zeros(1), 300_000, lambda out: np.asarray([len(out), 1]),
+                     seed=3, executor=InProcess())
+    n, chunks = red.value
+    assert red.n == n == 300_000 and chunks > 1  # 60 entries: chunks below 200,000 rows

@@ -57,7 +57,14 @@ def rows_of(outputs) -> np.ndarray:
     """Outputs as a float matrix, one row per sample."""
     if isinstance(outputs, Batch):
         return outputs.rows
-    out = np.asarray(outputs, dtype=float)
+    return _matrix(outputs).astype(float, copy=False)
+
+
+def _matrix(outputs) -> np.ndarray:
+    """Outputs as a matrix of their own dtype, one row per sample."""
+    out = np.asarray(outputs)
+    if out.dtype == object:
+        out = out.astype(float)
     if out.ndim > 1:
         return out.reshape(out.shape[0], int(np.prod(out.shape[1:])))
     return out.reshape(-1, 1)
@@ -71,10 +78,13 @@ def columns_of(outputs) -> np.ndarray:
     block (a whole-matrix transposition strides through memory and ran 3x slower)."""
     if isinstance(outputs, Batch):
         return outputs.memo("columns", lambda: columns_of(outputs.rows))
-    rows = rows_of(outputs)
+    # integer and boolean outputs are converted to floats as they are transposed (a float
+    # copy first took as long again: a third of a white box's paired chunk of
+    # one_time_rappor with a logistic event)
+    rows = _matrix(outputs)
     n, w = rows.shape
     if w == 1:
-        return np.ascontiguousarray(rows.T)
+        return np.ascontiguousarray(rows.T, dtype=float)
     cols = np.empty((w, n))
     for b in range(0, n, TRANSPOSE_BLOCK):
         cols[:, b:b + TRANSPOSE_BLOCK] = rows[b:b + TRANSPOSE_BLOCK].T
@@ -147,11 +157,10 @@ class FeatureMap:
         return self._transform(outputs)
 
     def _transform(self, outputs) -> np.ndarray:
-        rows = rows_of(outputs)
-        if rows.shape[1] != self.width:
-            raise shape_error("the mechanism", self.width, rows.shape[1])
         cols = columns_of(outputs)  # one entry per row: contiguous column work
-        n = rows.shape[0]
+        if cols.shape[0] != self.width:
+            raise shape_error("the mechanism", self.width, cols.shape[0])
+        n = cols.shape[1]
         out = np.empty((self.size, n))
         masses: dict[int, list[float]] = {}
         for j, v in self.indicators:

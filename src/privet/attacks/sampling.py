@@ -200,7 +200,7 @@ def stream(mech: Mechanism, task, x, x2, n: int, extra: tuple, *, args, seed: An
     spawned from ``seed`` with key i, whatever the executor."""
     xa, xb = mech.domain.check(x), mech.domain.check(x2)
     resolved = mech.resolve_args(args)
-    sizes = chunk_sizes(int(n), chunk_for(mech, chunk))
+    sizes = chunk_sizes(int(n), chunk_for(mech, chunk, xa, resolved, n))
     seeds = tuple(_seeds(seed, 3))
     jobs = [(mech, xa, xb, resolved, seeds, i, s, paired, *extra)
             for i, s in enumerate(sizes)]

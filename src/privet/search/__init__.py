@@ -45,7 +45,7 @@ from ..core.noise import Sampler
 from ..core.results import Bound, CertifiedProfile, Counterexample
 from ..core.seeds import SeedLike, as_seed, seed_sequence
 from ..core.text import fmt_num
-from ..execution import Borrowed, InProcess, get_executor, map_reduce, whole_rounds
+from ..execution import Borrowed, InProcess, chunk_for, get_executor, map_reduce, whole_rounds
 from ..stats.counts import two_sample_counts
 from ..stats.intervals import (
     METHODS,
@@ -161,7 +161,7 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
     if certify == "paired" and mech.supports("replay"):
         n11 = n10 = n01 = 0
         done = 0
-        sizes = _chunks(n, CONFIRM_CHUNK)
+        sizes = _chunks(n, confirm_chunk(mech, xa, args, n))
         seeds = [ss.spawn(1)[0] if i else ss for i in range(len(sizes))]  # chunk order
         jobs = [(mech, xa, xb, event, args, s, size) for s, size in zip(seeds, sizes)]
         ex = InProcess() if executor is None else get_executor(executor)
@@ -245,6 +245,12 @@ def _paired_chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, event: Event,
     s2 = hard_checks(mech, tape, size, xb, event, args)
     return (int(np.count_nonzero(s1 & s2)), int(np.count_nonzero(s1 & ~s2)),
             int(np.count_nonzero(~s1 & s2)))
+
+
+def confirm_chunk(mech: Mechanism, x: np.ndarray, args, n: int | None = None) -> int:
+    """Pairs per chunk of the paired confirmation: :data:`CONFIRM_CHUNK`, fewer for wide
+    outputs (:func:`privet.execution.chunk_for`)."""
+    return chunk_for(mech, CONFIRM_CHUNK, x, mech.resolve_args(args), n)
 
 
 def _chunks(n: int, chunk: int) -> list[int]:
@@ -879,7 +885,8 @@ def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, 
     counts are dropped: only the sample drawn after them certifies), rounded down to whole
     rounds, never below the planned ``size`` and at most :data:`TIMED_MAX`; an exact
     confirmation (enumerable noise) needs no sample."""
-    probe_n = whole_rounds(TIMED_PROBE, CONFIRM_CHUNK, executor)
+    chunk = confirm_chunk(mech, mech.domain.check(best["x"]), args)
+    probe_n = whole_rounds(TIMED_PROBE, chunk, executor)
     while True:
         tick = clock()
         probe = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=probe_n,
@@ -893,7 +900,7 @@ def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, 
             break
         probe_n *= 2  # still whole rounds
     left = float(opts["seconds"]) - (now - t0)
-    afford = whole_rounds(int(probe_n / took * max(left, 0.0)), CONFIRM_CHUNK, executor,
+    afford = whole_rounds(int(probe_n / took * max(left, 0.0)), chunk, executor,
                           up=False)
     return timed_pairs(size, afford)
 

@@ -321,8 +321,8 @@ def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,
     certifies)."""
     from ..execution import DEFAULT_CHUNK, chunk_for, whole_rounds
 
-    n = whole_rounds(_sizes(mech)["n_confirm_min"] // 4, chunk_for(mech, DEFAULT_CHUNK),
-                     executor)
+    chunk = chunk_for(mech, DEFAULT_CHUNK, mech.domain.check(cand.x), mech.resolve_args(args))
+    n = whole_rounds(_sizes(mech)["n_confirm_min"] // 4, chunk, executor)
     tick = time.perf_counter()
     got = certify(mech, cand.x, cand.x2, cand.event, n, method="union", args=args, seed=seed,
                   executor=executor)
