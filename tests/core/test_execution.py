@@ -227,7 +227,27 @@ def test_chunked_sampling_of_wide_outputs_covers_n():
     def bits(noise, x, *, epsilon):
         return (noise.uniform(0.0, 1.0, (60,)) < 0.5).astype(np.int64)
 
-    red = map_reduce(bits, np.zeros(1), 300_000, lambda out: np.asarray([len(out), 1]),
-                     seed=3, executor=InProcess())
-    n, chunks = red.value
-    assert red.n == n == 300_000 and chunks > 1  # 60 entries: chunks below 200,000 rows
+    def count(out):
+        return np.asarray([len(out), 1])
+
+    auto = map_reduce(bits, np.zeros(1), 300_000, count, seed=3, executor=InProcess(),
+                      chunk=None)
+    n, chunks = auto.value
+    assert auto.n == n == 300_000 and chunks > 1  # 60 entries: chunks below 200,000 rows
+    # an explicit chunk is kept for an undeclared width (no extra run to measure it)
+    fixed = map_reduce(bits, np.zeros(1), 300_000, count, seed=3, executor=InProcess())
+    assert fixed.value[1] == 2
+
+
+def test_a_declared_output_length_sizes_chunks_without_a_run():
+    from privet.execution import CHUNK_BYTES, chunk_for
+
+    calls = []
+
+    @privet.mechanism(epsilon=1.0, output=privet.Output.categorical((0, 1), length=50))
+    def bits(noise, x, *, epsilon):
+        calls.append(1)
+        return (noise.uniform(0.0, 1.0, (50,)) < 0.5).astype(np.int64)
+
+    rows = chunk_for(bits, 200_000)
+    assert rows * 50 * 8 <= CHUNK_BYTES and not calls

@@ -613,7 +613,7 @@ def map_reduce(
     reduce: Callable[[np.ndarray], Any],
     args: Mapping | None = None,
     seed: SeedLike = None,
-    chunk: int = DEFAULT_CHUNK,
+    chunk: int | None = DEFAULT_CHUNK,
     executor: Any = None,
     progress: Any = None,
     combine: Callable[[Any, Any], Any] | None = None,
@@ -626,13 +626,20 @@ def map_reduce(
     the same result for the same seed. Executors made here from a spec are closed at the
     end; an executor object or Client passed in is left open.
 
+    ``chunk``: samples per chunk; None: :data:`DEFAULT_CHUNK`, fewer for outputs wider
+    than :data:`CHUNK_BYTES` allows (:func:`chunk_for`, which may run the mechanism once on
+    two samples to measure an undeclared width).
+
     ``progress`` is an optional callable ``progress(k)`` told after each chunk of ``k``
     samples. Ctrl-C stops the run and returns the combined chunks so far (a prefix of the
     chunks, in order) with ``interrupted=True``; chunks still running are cancelled.
     """
     data = mech.domain.check(x)
     resolved = mech.resolve_args(args)
-    sizes = chunk_sizes(n, chunk_for(mech, chunk, data, resolved, n))
+    # chunk None: DEFAULT_CHUNK, fewer rows for wide outputs (measured when not declared)
+    rows = chunk_for(mech, DEFAULT_CHUNK, data, resolved, n) if chunk is None \
+        else chunk_for(mech, chunk)
+    sizes = chunk_sizes(n, rows)
     # one SeedSequence for every chunk (a Generator or None is resolved once, not per chunk)
     if not isinstance(seed, np.random.SeedSequence):
         seed = as_seed(seed)
@@ -664,19 +671,20 @@ MIN_CHUNK = 4096  # rows: wide outputs get smaller chunks, never smaller than th
 def chunk_for(mech: Mechanism, chunk: int, x: Any = None, args: Mapping | None = None,
               n: int | None = None) -> int:
     """The chunk size for ``mech``: ``chunk``, at most ``PER_SAMPLE_CHUNK`` for per-sample
-    black boxes (so a process pool spreads their calls); given the input ``x`` (and its
-    resolved ``args``), at most the rows whose float64 outputs fill :data:`CHUNK_BYTES`
-    (measured by one run of two samples; a run that fails keeps ``chunk``, and the sampling
-    itself then reports the failure). ``n``: the samples to come; at most
+    black boxes (so a process pool spreads their calls), and at most the rows whose float64
+    outputs fill :data:`CHUNK_BYTES`. The width of a row is the declared output length;
+    without one, given the input ``x`` (and its resolved ``args``), it is measured by one
+    run of two samples (a run that fails keeps ``chunk``: the sampling itself then reports
+    the failure); otherwise the chunk stays. ``n``: the samples to come; at most
     :data:`MIN_CHUNK` of them are one chunk whatever the width, so nothing is measured."""
     if mech.kind in ("statdp", "blackbox"):
         return min(chunk, PER_SAMPLE_CHUNK)
-    if x is None or (n is not None and int(n) <= MIN_CHUNK):
+    width = mech.output.length
+    if not width and x is not None and (n is None or int(n) > MIN_CHUNK):
+        width = _output_width(mech, x, args)
+    if not width:
         return int(chunk)
-    width = _output_width(mech, x, args)
-    if width is None:
-        return int(chunk)
-    rows = CHUNK_BYTES // (8 * width)
+    rows = CHUNK_BYTES // (8 * int(width))
     return int(min(chunk, max(MIN_CHUNK, rows - rows % 1024)))
 
 

@@ -207,8 +207,10 @@ def _confirm_independent(mech, xa, xb, event, args, n, confidence, ss, executor,
         keys = [(int(s.generate_state(1)[0]) if look == 0 else
                  np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, look)))
                 for s in (s1, s2)]
-        r1 = map_reduce(mech, xa, size - start, hits, args, seed=keys[0], executor=executor)
-        r2 = map_reduce(mech, xb, size - start, hits, args, seed=keys[1], executor=executor)
+        r1 = map_reduce(mech, xa, size - start, hits, args, seed=keys[0],
+                        executor=executor, chunk=None)
+        r2 = map_reduce(mech, xb, size - start, hits, args, seed=keys[1],
+                        executor=executor, chunk=None)
         if r1.interrupted or r2.interrupted:
             raise KeyboardInterrupt
         k1, k2 = k1 + int(r1.value or 0), k2 + int(r2.value or 0)
