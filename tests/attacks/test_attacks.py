@@ -18,7 +18,7 @@ from privet.core.errors import MechanismError
 from privet.core.events import from_spec
 from privet.core.results import Bound, Counterexample, from_json, to_json
 from privet.stats import bounds
-from privet.stats.intervals import certified_lower_bound, paired_lower_bound
+from privet.stats.intervals import certified_lower_bound, either_lower_bound, paired_lower_bound
 
 FLAGGED = np.array([[1.0, 0.0, -1.0], [0.0, 1.0, -1.0], [0.0, 0.0, 1.0], [1.0, -1.0, -1.0]])
 
@@ -163,6 +163,65 @@ def test_conditional_certificate_covers_at_its_confidence():
     got = bounds.conditional_bounds(n10, n01, n11 + n10, n11 + n01, n, 0.9)
     assert np.sum(got > math.log(p1 / p2)) < 480
     assert np.median(got) > 0.1  # and it is not vacuous: the truth is 0.288
+
+
+@pytest.mark.parametrize("cells, share", [
+    ((0.03, 0.012, 0.0), 0.99),    # x' implies x (shared noise): p/p' = 1.4
+    ((0.02, 0.015, 0.005), 0.9),   # some pairs see the event under x' alone
+    ((0.0012, 0.0388, 0.0288), 0.5),  # independent runs of p = 0.04, p' = 0.03
+])
+def test_either_certificate_covers_at_its_confidence(cells, share):
+    """Pairs independent of each other with cell probabilities (p11, p10, p01): over 4,000
+    simulated fresh samples of 20,000 pairs the either-side certificate exceeds the true
+    ln(p/p') at most 10% of the time; the binomial 4,000 x 0.1 has sd 19, so 480 (> 4 sd
+    above 400) cannot be reached by a certificate that holds."""
+    rng = np.random.default_rng(8)
+    p11, p10, p01 = cells
+    n, runs = 20_000, 4000
+    got = rng.multinomial(n, [p11, p10, p01, 1 - p11 - p10 - p01], size=runs)
+    n11, n10, n01 = got[:, 0], got[:, 1], got[:, 2]
+    either = bounds.either_bounds(n11, n10, n01, 0.9, share)
+    truth = math.log((p11 + p10) / (p11 + p01))
+    assert np.sum(either > truth) < 480
+    assert np.median(either) > 0.5 * truth  # not vacuous
+    if p01 == 0.0:
+        # where the event under x' implies it under x, it is tighter than the paired one
+        assert np.median(either) > np.median(bounds.paired_bounds(n11, n10, n01, n, 0.9))
+
+
+def test_either_scalar_and_vector_certificates_agree_and_grow_without_x_prime():
+    assert bounds.either_bounds(800, 200, 10, 0.9, 0.8) == pytest.approx(
+        either_lower_bound(800, 200, 10, 0.9, share=0.8))
+    # never seen under x': finite, and larger with more pairs
+    assert bounds.either_bounds(0, 1000, 0) < bounds.either_bounds(0, 10_000, 0) < math.inf
+    assert either_lower_bound(0, 0, 0) == -math.inf
+
+
+def test_the_plan_certifies_coupled_counts_on_either_side():
+    from privet.search.blackbox import plan_method
+
+    method, share = plan_method((13_399, 6_538, 0), 1 << 22, 1 << 25, 0.9, paired=True)
+    assert method == "either" and share >= 0.9
+    # independent counts of rare events keep the exact conditional test
+    k1, k2, n = 2_000, 1_500, 1 << 22
+    i11 = k1 * k2 / n
+    assert plan_method((i11, k1 - i11, k2 - i11), n, 1 << 25, 0.9)[0] == "conditional"
+
+
+def test_either_certificate_pairs_replay_samples_and_independent_runs():
+    @privet.mechanism(epsilon=0.05, domain=privet.Domain(length=1),
+                      neighbors=privet.neighbors.one_differs(1))
+    def noisy(noise, x, *, epsilon):
+        return x[0] + noise.laplace(10.0)
+
+    e = Threshold(Stat("entry", 0, sign=-1.0), 0.0)  # omega <= 0: ratio e^0.1 for 0 vs 1
+    paired = certify(noisy, [0.0], [1.0], e, 100_000, method="either", seed=2, share=0.99)
+    assert paired.paired and paired.method == "either" and "paired samples" in \
+        paired.describe()
+    assert paired.n01 == 0 and 0.07 < paired.value < 0.1  # shared noise: x' implies x
+    runs = certify(LEAKY, [0.0], [1.0], e, 100_000, method="either", seed=2)
+    assert not runs.paired and "independent samples taken as pairs" in runs.describe()
+    assert runs.n01 > 0 and runs.value < paired.value
 
 
 def _leaky_vector(a, n_samples):

@@ -28,7 +28,7 @@ from ..core.noise import Replay, Sampler
 from ..execution import DEFAULT_CHUNK, chunk_for, chunk_rng, chunk_sizes, collect, run_chunks
 from ..execution.progress import progress_bar
 from ..execution.threads import single_threaded
-from ..stats.bounds import SHARE, conditional_bounds, paired_bounds, union_bounds
+from ..stats.bounds import SHARE, conditional_bounds, either_bounds, paired_bounds, union_bounds
 from .events import Threshold
 from .features import Batch
 from .threshold import tails
@@ -227,9 +227,10 @@ def select_counts(mech: Mechanism, x, x2, scores: list, grids: list, n: int, *, 
 @dataclass(frozen=True)
 class Certificate:
     """A certified lower bound from a fresh sample: ``value`` (eps >= value with
-    ``confidence``), the certificate ``method`` ('paired', 'union' or 'conditional'), the
-    counts, ``n`` pairs drawn, ``unbounded`` (the event never occurred under x': the bound
-    grows with n) and ``interrupted`` (Ctrl-C: the bound covers the chunks done)."""
+    ``confidence``), the certificate ``method`` ('paired', 'either', 'union' or
+    'conditional'), the counts, ``n`` pairs drawn, ``unbounded`` (the event never occurred
+    under x': the bound grows with n), ``interrupted`` (Ctrl-C: the bound covers the chunks
+    done) and ``paired`` (the pairs shared their noise: Replay, or ``coupled`` seeds)."""
 
     value: float
     method: str
@@ -241,6 +242,7 @@ class Certificate:
     interrupted: bool = False
     share: float = SHARE
     coupled: bool = False  # 'paired' on runs that shared their seeds (a per-sample black box)
+    paired: bool = False  # the pairs shared their noise (Replay or coupled seeds)
 
     @property
     def counts(self) -> tuple[int, int]:
@@ -259,6 +261,12 @@ class Certificate:
         return math.log(k1 / k2) if k1 > 0 else -math.inf
 
     def describe(self) -> str:
+        if self.method == "either":
+            pairs = ("pairs of runs sharing their seeds, independent of each other"
+                     if self.coupled else "paired samples" if self.paired else
+                     "independent samples taken as pairs")
+            return (f"Clopper-Pearson on the {pairs} with the event on either side (x' at "
+                    f"{self.share:g} of alpha, union bound over 2)")
         if self.method == "paired" and self.coupled:
             return ("Clopper-Pearson on pairs of runs sharing their seeds, independent of each "
                     "other (union bound over 3)")
@@ -275,6 +283,8 @@ def bound_of(method: str, n11, n10, n01, n, confidence: float, share: float = SH
         return -math.inf
     if method == "paired":
         return float(paired_bounds(n11, n10, n01, n, confidence))
+    if method == "either":
+        return float(either_bounds(n11, n10, n01, confidence, share))
     if method == "conditional":
         return float(conditional_bounds(n10, n01, n11 + n10, n11 + n01, n, confidence, share))
     return float(union_bounds(n11 + n10, n, n11 + n01, n, confidence))
@@ -287,25 +297,28 @@ def certify(mech: Mechanism, x, x2, event: Event, n: int, *, confidence: float =
             ) -> Certificate:
     """The certified lower bound of ``event`` for ``(x, x')`` from ``n`` fresh pairs.
 
-    ``method``: 'paired' (Replay; the default when the mechanism supports it), 'union' or
-    'conditional' (independent samples; default 'union'; ``share`` of alpha goes to its
-    odds-ratio bound, fixed before the sample is drawn). ``coupled`` with 'paired' on a
+    ``method``: 'paired' (Replay; the default when the mechanism supports it), 'either'
+    (paired samples where the mechanism supports them, else independent runs taken as
+    pairs; ``share`` of alpha goes to the bound on x'), 'union' or 'conditional'
+    (independent samples; default 'union'; ``share`` of alpha goes to its odds-ratio bound,
+    fixed before the sample is drawn). ``coupled`` with 'paired' or 'either' on a
     per-sample black box without Replay: the i-th calls on x and x' share their random
     stream (:data:`COUPLED`; each call has a stream of its own, so the pairs are
-    independent of each other, as the paired certificate needs). Chunk i of the run draws
+    independent of each other, as both certificates need). Chunk i of the run draws
     from generators spawned from ``seed`` with key i, whatever the executor.
     """
-    paired: bool | str = paired_sampling(mech) if method is None else method == "paired"
+    paired: bool | str = paired_sampling(mech) if method is None else \
+        method in ("paired", "either")
     method = method or ("paired" if paired else "union")
     coupled = bool(coupled and paired and not mech.supports("replay") and per_call(mech))
     if coupled:
         paired = COUPLED
     elif paired and not mech.supports("replay"):
-        method, paired = "union", False
+        method, paired = ("union" if method == "paired" else method), False
     total, done, interrupted = stream(mech, _chunk, x, x2, n, (event,), args=args, seed=seed,
                                       executor=executor, progress=progress,
                                       label=f"certify {mech.name}", paired=paired, chunk=chunk)
     n11, n10, n01 = (int(v) for v in (total if total is not None else (0, 0, 0)))
     value = bound_of(method, n11, n10, n01, done, confidence, share)
     return Certificate(value, method, float(confidence), n11, n10, n01, done, interrupted,
-                       share, coupled)
+                       share, coupled, bool(paired))

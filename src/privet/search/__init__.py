@@ -51,6 +51,7 @@ from ..stats.intervals import (
     METHODS,
     Moments,
     certified_lower_bound,
+    either_lower_bound,
     paired_lower_bound,
     pvalue_of_bound,
 )
@@ -113,7 +114,8 @@ def _exact_probabilities(mech: Mechanism, x, x2, event: Event, args) -> tuple | 
 def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | None = None,
             n: int = 1_000_000, confidence: float = 0.9,
             seed: SeedLike = None, certify: str = "paired",
-            executor: Any = None, sequential: bool | None = None) -> dict:
+            executor: Any = None, sequential: bool | None = None,
+            plan: tuple[str, float] | None = None) -> dict:
     """The violation of one triple, confirmed.
 
     Exact when the noise can be enumerated (finite discrete noise): ``eps = log(p/p')``,
@@ -122,7 +124,10 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
     the discordant pairs and on p', union bound over the three); for black boxes,
     independent samples and :func:`~privet.stats.intervals.certified_lower_bound`
     (Clopper-Pearson on both probabilities, union bound) -- also used for every mechanism
-    with ``certify='marginal'``. Returns a dict with ``value``,
+    with ``certify='marginal'``. ``plan``: ``('either', share)`` certifies the paired
+    samples with :func:`~privet.stats.intervals.either_lower_bound` instead (Clopper-Pearson
+    on the pairs with the event on either side, ``share`` of alpha on x'), chosen before the
+    sample is drawn. Returns a dict with ``value``,
     ``exact``, ``method``, ``probabilities`` or ``counts``, ``unbounded`` (True when the
     event never occurred under x' in the fresh sample, so the bound grows with n) and
     ``p_value``: the p-value of H0: eps <= claimed from the fresh sample
@@ -175,11 +180,22 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
                 results.close()
             if ex is not executor:
                 ex.close()
-        value = paired_lower_bound(n11, n10, n01, done, confidence)
         k1, k2 = n11 + n10, n11 + n01
-        method = "Clopper-Pearson on paired samples (union bound over 3)"
-        p_value = None if mech.epsilon is None else pvalue_of_bound(
-            lambda a: paired_lower_bound(n11, n10, n01, done, alpha=a), mech.epsilon)
+        if plan is not None and plan[0] == "either":
+            share = float(plan[1])
+
+            def bound(a: float) -> float:
+                return either_lower_bound(n11, n10, n01, share=share, alpha=a)
+
+            method = ("Clopper-Pearson on the paired samples with the event on either side "
+                      f"(x' at {share:g} of alpha, union bound over 2)")
+        else:
+            def bound(a: float) -> float:
+                return paired_lower_bound(n11, n10, n01, done, alpha=a)
+
+            method = "Clopper-Pearson on paired samples (union bound over 3)"
+        value = bound(1.0 - float(confidence))
+        p_value = None if mech.epsilon is None else pvalue_of_bound(bound, mech.epsilon)
     else:
         seq = mech.epsilon is not None if sequential is None else bool(sequential)
         k1, k2, done, value, p_value, method = _confirm_independent(
@@ -826,7 +842,8 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                                executor)
         conf = confirm(mech, best["x"], best["x2"], best["event"], args=resolved,
                        n=size, confidence=confidence, seed=confirm_seed,
-                       certify=opts["certify"], executor=executor)
+                       certify=opts["certify"], executor=executor,
+                       plan=best.get("certificate"))
         value = max(conf["value"], 0.0)
         details.update(search_estimate=best["estimate"], unbounded=conf["unbounded"],
                        winner=best["optimizer"],

@@ -1,6 +1,6 @@
 """Certified lower bounds on eps from event counts, vectorized over many candidate events.
 
-Pure math (no I/O, no global state). Three certificates, each "eps >= L with confidence
+Pure math (no I/O, no global state). Four certificates, each "eps >= L with confidence
 1 - alpha" from counts of one event on a *fresh* sample of n runs of M(x) and n of M(x'):
 
 * :func:`union_bounds` -- independent samples: one-sided Clopper-Pearson bounds on
@@ -21,6 +21,15 @@ Pure math (no I/O, no global state). Three certificates, each "eps >= L with con
   :func:`privet.stats.intervals.paired_lower_bound`, ``ratio = 1 + (b - c)/p'`` with b, c
   the discordant probabilities, union bound over three Clopper-Pearson bounds.
 
+* :func:`either_bounds` -- pairs independent of each other (paired samples, or
+  independent runs taken as pairs): given the m = n11 + n10 + n01 pairs with the event on
+  either side, k = n11 + n10 is Binomial(m, p/q) and k' = n11 + n01 Binomial(m, p'/q)
+  (q = P[E on either side]), so ``L = ln(low(p/q)) - ln(up(p'/q))`` at ``(1 - share)
+  alpha`` and ``share * alpha`` (as :func:`privet.stats.intervals.either_lower_bound`).
+  Under Replay the event under x' nearly implies it under x: p/q is near 1 and cheap to
+  bound, and p'/q has binomial variance (1 - p'/q), not a count's: on RAPPOR's best events
+  its margin is about half the three-way paired one's.
+
 An event never seen under x' (p' counted 0) gets a finite bound that grows with n, never a
 cap. :func:`projected` turns the counts of a *selection* sample into the certificate a fresh
 sample of another size would give if it showed the same frequencies, shrunk by one
@@ -35,9 +44,10 @@ import numpy as np
 from scipy import special
 
 __all__ = ["METHODS", "SHARES", "conditional_bounds", "cp_lower", "cp_upper", "decoupled",
+           "either_bounds",
            "paired_bounds", "projected", "union_bounds", "wilson_lower", "wilson_upper"]
 
-METHODS = ("union", "conditional", "paired")
+METHODS = ("union", "conditional", "paired", "either")
 SHARE = 0.8  # the part of alpha the conditional certificate gives its odds-ratio bound
 SHARES = (0.5, 0.8, 0.9, 0.95, 0.99)  # the splits a certificate plan chooses from
 
@@ -129,6 +139,22 @@ def paired_bounds(n11, n10, n01, n, confidence: float = 0.9, fast: bool = False
     return np.where(ratio > 0, _log(np.where(ratio > 0, ratio, 1.0)), -np.inf)
 
 
+def either_bounds(n11, n10, n01, confidence: float = 0.9, share: float = SHARE,
+                  fast: bool = False) -> np.ndarray:
+    """``ln(low(p/q)) - ln(up(p'/q))`` on the m = n11 + n10 + n01 pairs with the event on
+    either side (module docstring; -inf where m = 0 or the lower bound is 0)."""
+    lower, upper = (wilson_lower, wilson_upper) if fast else (cp_lower, cp_upper)
+    alpha = 1.0 - float(confidence)
+    n11, n10, n01 = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (n11, n10, n01)))
+    m = n11 + n10 + n01
+    safe = np.maximum(m, 1.0)
+    lo = lower(n11 + n10, safe, (1.0 - share) * alpha)
+    up = upper(n11 + n01, safe, share * alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = _log(lo) - _log(up)
+    return np.where((m > 0) & (lo > 0), out, -np.inf)
+
+
 def _moved(n11, n10, n01, n, shrink: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The counts moved ``shrink`` standard errors towards no violation (:func:`projected`)."""
     n11, n10, n01 = (np.asarray(v, dtype=float) for v in (n11, n10, n01))
@@ -171,4 +197,6 @@ def projected(n11, n10, n01, n, size: float, confidence: float = 0.9, method: st
                                   fast)
     if method == "paired":
         return paired_bounds(a11, a10, a01, size, confidence, fast)
+    if method == "either":
+        return either_bounds(a11, a10, a01, confidence, share, fast)
     raise ValueError(f"unknown certificate {method!r}; use one of {', '.join(METHODS)}.")

@@ -43,6 +43,7 @@ __all__ = [
     "mclt_interval",
     "moments",
     "paired_lower_bound",
+    "either_lower_bound",
     "pvalue_of_bound",
     "samples_needed",
 ]
@@ -353,6 +354,30 @@ def paired_lower_bound(n11: int, n10: int, n01: int, n: int, confidence: float =
     _, p2_up = clopper_pearson(n11 + n01, n, alpha, "upper")
     ratio = 1.0 + (b_lo - c_up) / p2_up
     return math.log(ratio) if ratio > 0 else -math.inf
+
+
+def either_lower_bound(n11: int, n10: int, n01: int, confidence: float = 0.9, *,
+                       share: float = 0.9, alpha: float | None = None) -> float:
+    """A certified lower bound from pairs (S_i, S'_i) independent of each other, given
+    only the pairs where the event occurred on either side (m = n11 + n10 + n01).
+
+    Given m, the labels of those pairs are independent draws, so the k = n11 + n10 with S
+    are Binomial(m, p/q) and the k' = n11 + n01 with S' Binomial(m, p'/q), with
+    q = P(S or S'): ``p/p' = (p/q)/(p'/q)``. One-sided Clopper-Pearson bounds, below on
+    p/q at level ``(1 - share) alpha`` and above on p'/q at ``share * alpha``, joined by a
+    union bound, give ``eps >= log(low / up)``. It holds for any dependence within a pair
+    (paired samples under Replay, or independent runs taken as pairs). When the two runs
+    share their noise, S' rarely occurs without S: p/q is close to 1 and its bound costs
+    little, so nearly all of alpha goes to p'/q, whose binomial variance (1 - p'/q) is far
+    below a count's. An event never seen under x' gets a bound that grows with m.
+    """
+    alpha = ((1.0 - confidence) if alpha is None else float(alpha))
+    m = int(n11) + int(n10) + int(n01)
+    if m <= 0 or n11 + n10 <= 0:
+        return -math.inf
+    lo, _ = clopper_pearson(int(n11) + int(n10), m, (1.0 - share) * alpha, "lower")
+    _, up = clopper_pearson(int(n11) + int(n01), m, share * alpha, "upper")
+    return _log_ratio(lo, up) if lo > 0 else -math.inf
 
 
 def pvalue_of_bound(bound: Callable[[float], float], epsilon: float,
