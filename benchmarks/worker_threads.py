@@ -32,7 +32,7 @@ import numpy as np
 
 from privet.core.events import Event
 from privet.core.mechanism import as_mechanism
-from privet.execution import ProcessPool, map_reduce
+from privet.execution import DEFAULT_CHUNK, ProcessPool, map_reduce
 from privet.mechanisms import dpsniper as d
 
 
@@ -61,9 +61,11 @@ def _pair(name: str) -> tuple[np.ndarray, np.ndarray]:
     return x, x2
 
 
-def measure(name: str, pool: ProcessPool, pairs: int) -> tuple[float, float]:
-    """(white paired, black runs) pairs per second of ``pairs`` pairs through ``pool``."""
-    from privet.search import _hits, _paired_chunk
+def measure(name: str, pool: ProcessPool, pairs: int, white_chunk: int | None = 250_000,
+            black_chunk: int | None = DEFAULT_CHUNK) -> tuple[float, float]:
+    """(white paired, black runs) pairs per second of ``pairs`` pairs through ``pool``, in
+    chunks of ``white_chunk`` and ``black_chunk`` (None: sized by the output's width)."""
+    from privet.search import _hits, _paired_chunk, confirm_chunk
 
     white = as_mechanism(d.get_local(name))
     black = as_mechanism(d.vectorized(name))
@@ -71,7 +73,7 @@ def measure(name: str, pool: ProcessPool, pairs: int) -> tuple[float, float]:
     x, x2 = _pair(name)
     k = int(np.asarray(white.sample(x, 4, args=wa, seed=0)).reshape(4, -1).shape[1])
     event = Linear(k)
-    chunk = 250_000
+    chunk = white_chunk or confirm_chunk(white, white.domain.check(x), wa)
     jobs = [(white, x, x2, event, wa, np.random.SeedSequence(i), chunk)
             for i in range(max(1, pairs // chunk))]
     tick = time.perf_counter()
@@ -80,7 +82,7 @@ def measure(name: str, pool: ProcessPool, pairs: int) -> tuple[float, float]:
     tick = time.perf_counter()
     for xx in (x, x2):
         map_reduce(black, xx, pairs, functools.partial(_hits, event), ba, seed=0,
-                   executor=pool)
+                   executor=pool, chunk=black_chunk)
     t_black = time.perf_counter() - tick
     return len(jobs) * chunk / t_white, pairs / t_black
 

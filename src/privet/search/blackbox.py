@@ -13,8 +13,10 @@ eps on a fresh sample with Clopper-Pearson bounds. Here (:mod:`privet.attacks`):
   ln(1/c): it maximizes the certificate the fresh sample is projected to give, and an
   event never seen under a' gets the Clopper-Pearson bound that grows with n;
 * the certificate is decided before the fresh sample is drawn: Clopper-Pearson on both
-  probabilities with a union bound, or the exact conditional test on discordant pairs
-  (:mod:`privet.stats.bounds`), whichever projects the larger bound;
+  probabilities with a union bound, the exact conditional test on discordant pairs, or
+  Clopper-Pearson on the pairs with the event on either side (and, on pairs that share
+  their noise, the paired one; :mod:`privet.stats.bounds`), whichever projects the larger
+  bound for the winner;
 * the fresh sample is streamed in chunks through the executor (flat memory, progress bar,
   Ctrl-C keeps the chunks done and says so);
 * a black box whose outputs follow the generator privet gives it runs x and x' with the same
