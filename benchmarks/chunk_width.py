@@ -22,12 +22,11 @@ their columns are transposed.
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
 import numpy as np
-from worker_threads import _pair  # the same input pairs, event and measurement
+from worker_threads import _pair, arguments  # the same pairs, event and measurement
 from worker_threads import measure as pairs_per_second
 
 from privet.attacks.features import fit_features
@@ -64,12 +63,8 @@ def features(name: str, n: int = 250_000) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--pairs", type=int, default=4_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", nargs="*", default=["one_time_rappor", "rappor", "prefix_sum",
-                                                   "svt34_parallel", "report_noisy_max3"])
-    a = ap.parse_args(argv)
+    a = arguments(__doc__, ["one_time_rappor", "rappor", "prefix_sum", "svt34_parallel",
+                            "report_noisy_max3"], argv)
     cores = os.cpu_count() or 1
     pool = ProcessPool(cores)
     try:

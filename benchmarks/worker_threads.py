@@ -87,13 +87,18 @@ def measure(name: str, pool: ProcessPool, pairs: int, white_chunk: int | None = 
     return len(jobs) * chunk / t_white, pairs / t_black
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments(doc: str, only: list[str], argv: list[str] | None) -> argparse.Namespace:
+    """``--pairs``, ``--repeat`` and ``--only`` (default ``only``) of a script like this."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=4_000_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", nargs="*", default=["one_time_rappor", "rappor", "prefix_sum",
-                                                   "report_noisy_max3", "svt4"])
-    a = ap.parse_args(argv)
+    ap.add_argument("--only", nargs="*", default=only)
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = arguments(__doc__, ["one_time_rappor", "rappor", "prefix_sum", "report_noisy_max3",
+                            "svt4"], argv)
     cores = os.cpu_count() or 1
     pools = {"one thread each": ProcessPool(cores, native_threads=1),
              f"{cores} threads each": ProcessPool(cores, native_threads=cores)}

@@ -265,8 +265,7 @@ class Certificate:
             pairs = ("pairs of runs sharing their seeds, independent of each other"
                      if self.coupled else "paired samples" if self.paired else
                      "independent samples taken as pairs")
-            return (f"Clopper-Pearson on the {pairs} with the event on either side (x' at "
-                    f"{self.share:g} of alpha, union bound over 2)")
+            return either_text(pairs, self.share)
         if self.method == "paired" and self.coupled:
             return ("Clopper-Pearson on pairs of runs sharing their seeds, independent of each "
                     "other (union bound over 3)")
@@ -275,6 +274,12 @@ class Certificate:
                 "conditional": "exact conditional test on discordant pairs of independent "
                                f"samples (odds ratio at {self.share:g} of alpha, union bound "
                                "over 3)"}[self.method]
+
+
+def either_text(pairs: str, share: float) -> str:
+    """How the either-side certificate of these ``pairs`` is described."""
+    return (f"Clopper-Pearson on the {pairs} with the event on either side (x' at "
+            f"{share:g} of alpha, union bound over 2)")
 
 
 def bound_of(method: str, n11, n10, n01, n, confidence: float, share: float = SHARE) -> float:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..attacks.features import check_bit_features
+from ..attacks.sampling import either_text
 from ..core.errors import (
     GridTooLargeError,
     InputError,
@@ -187,8 +188,7 @@ def confirm(mech: Mechanism, x, x2, event: Event, *, args: Mapping[str, Any] | N
             def bound(a: float) -> float:
                 return either_lower_bound(n11, n10, n01, share=share, alpha=a)
 
-            method = ("Clopper-Pearson on the paired samples with the event on either side "
-                      f"(x' at {share:g} of alpha, union bound over 2)")
+            method = either_text("paired samples", share)
         else:
             def bound(a: float) -> float:
                 return paired_lower_bound(n11, n10, n01, done, alpha=a)
