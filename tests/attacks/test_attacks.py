@@ -310,6 +310,54 @@ def test_entries_above_their_medians_count_like_the_laplace_likelihood_ratio():
     assert r_above > 0.975 and r_sum < 0.725
 
 
+def test_steps_of_running_totals_count_on_the_side_of_x():
+    """Prefix sums of a + Lap(10) (a running total): their steps are the noisy answers.
+    Counting by hand, the sides and the serialization; then, fitted on outputs of x = 0 and
+    x' = (1, -1, 1, ...), the steps statistic takes each step's pooled median and x's side
+    of it, and the count of steps on that side is Binomial(10, F(1/2)) under x, with F the
+    Laplace(10) CDF (F(1/2) = 1 - exp(-1/20) / 2 = 0.5244), against Binomial(10, 0.4756)
+    under x': its event 'all 10 steps on x's side' has the likelihood ratio 10 ln(0.5244 /
+    0.4756) = 0.976 of the all-entries-in-the-tails event, which a linear score on the
+    totals cannot express."""
+    from privet.attacks.train import stat_scores
+
+    rows = np.array([[1.0, 3.0, 2.0], [0.0, -1.0, np.inf]])  # steps (1, 2, -1), (0, -1, inf)
+    steps = Stat("steps", centers=((0, 0.5), (1, 0.0), (2, 0.0)), sides=(1.0, -1.0, 1.0))
+    assert steps(rows).tolist() == [1.0, 1.0]
+    assert score_from_spec(steps.negated().spec())(rows).tolist() == [-1.0, -1.0]
+    assert "3 steps" in steps.describe() and "x's side" in steps.describe()
+    rng = np.random.default_rng(11)
+    n = 1 << 15
+    shift = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)
+    r1 = np.cumsum(rng.laplace(scale=10.0, size=(n, 10)), axis=1)
+    r0 = np.cumsum(shift + rng.laplace(scale=10.0, size=(n, 10)), axis=1)
+    steps = {s.at: s for s in stat_scores(fit_features(np.r_[r1, r0]), r1, r0)
+             if s.stat == "steps"}
+    assert set(steps) == {"pooled", "x", "x'"}
+    got = steps["pooled"]
+    assert got.sides == tuple(-shift)  # x's steps lie below x' steps where shift = +1
+    centers = np.array([c for _, c in got.centers])
+    # a pooled median of 2n Laplace draws has standard error ~ 10 / sqrt(2n) = 0.04 around
+    # shift / 2; 0.25 is six of them
+    assert np.all(np.abs(centers - shift / 2) < 0.25)
+    fresh = np.cumsum(rng.laplace(scale=10.0, size=(n, 10)), axis=1)
+    p = 1.0 - math.exp(-1.0 / 20.0) / 2.0
+    mean = got(fresh).mean()
+    # the centers' error moves p by at most 0.25 * density(0) = 0.25 / 20 = 0.0125 per step
+    # (0.125 for the count); the mean's standard error is sqrt(10 p (1 - p) / n) = 0.009
+    assert abs(mean - 10 * p) < 0.125 + 4 * 0.009
+    # centered on x's own medians (0; a median of n Laplace(10) draws has standard error
+    # 10 / sqrt(n) = 0.055, 0.25 is 4.5 of them), each step of x' lies on x's side with
+    # probability exp(-1/10) / 2 = 0.4524: 'all 10 on x's side' has the ratio
+    # (0.5 / 0.4524)^10 = e^1, the mechanism's epsilon
+    own = steps["x"]
+    assert np.all(np.abs([c for _, c in own.centers]) < 0.25)
+    fresh0 = np.cumsum(shift + rng.laplace(scale=10.0, size=(n, 10)), axis=1)
+    q = math.exp(-0.1) / 2.0
+    assert abs(own(fresh0).mean() - 10 * q) < 0.125 + 4 * math.sqrt(10 * q * (1 - q) / n)
+    assert "its median under x" in own.describe()
+
+
 def test_pairs_drawn_ahead_on_a_process_pool_are_the_pairs_drawn_one_by_one():
     from privet.attacks.sampling import draw_pairs
     from privet.execution import ProcessPool

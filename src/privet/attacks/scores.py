@@ -319,7 +319,12 @@ class Stat(Score):
     (column, median): the sign test's statistic -- for Laplace noise whose scale is large
     next to the shift of every entry, each entry's log-likelihood ratio is a clipped linear
     term that is nearly a sign, so this count orders outputs as the likelihood ratio does,
-    where the sum does only far in its tails)."""
+    where the sum does only far in its tails), ``steps`` (the same count on the steps
+    ω[j] - ω[j-1], ω[-1] = 0: outputs that are running totals, such as prefix sums or a
+    counter released over time, whose steps are the noisy answers). ``sides`` (one per
+    center, +1 or -1; empty: all +1) counts an entry when it lies on that side of its
+    median: the side where the outputs of x lay in training, so that entries which the
+    change of input moves in opposite directions all count towards x."""
 
     kind: ClassVar[str] = "stat"
     stat: str
@@ -328,12 +333,14 @@ class Stat(Score):
     sign: float = 1.0
     flags: tuple = ()
     centers: tuple = ()
+    sides: tuple = ()
+    at: str = "pooled"  # whose medians the centers are: 'pooled', 'x' or "x'" (for the text)
 
     def __call__(self, outputs):
         rows = rows_of(outputs)
         if self.stat == "entry":
             s = rows[:, int(self.coord)]
-        elif self.stat in ("count", "above"):
+        elif self.stat in ("count", "above", "steps"):
             s = self._count(columns_of(outputs))
         else:
             ok = np.isfinite(rows)
@@ -343,20 +350,27 @@ class Stat(Score):
         return self.sign * s
 
     def _count(self, cols: np.ndarray) -> np.ndarray:
-        """``count``: entries equal to ``value``; ``above``: finite entries above their
-        centers that are not flags -- summed column by column (contiguous, exact counts)."""
+        """``count``: entries equal to ``value``; ``above``: finite entries on their side
+        (``sides``) of their centers that are not flags; ``steps``: finite steps on their
+        side of their centers -- summed column by column (contiguous, exact counts)."""
         n = cols.shape[1]
         total, hit, other = np.zeros(n), np.empty(n, dtype=bool), np.empty(n, dtype=bool)
         pairs = [(j, None) for j in range(cols.shape[0])] if self.stat == "count" else \
             [(int(j), float(c)) for j, c in self.centers]
-        for j, center in pairs:
+        sides = self.sides or (1.0,) * len(pairs)
+        step = np.empty(n) if self.stat == "steps" else None
+        for (j, center), side in zip(pairs, sides):
             col = cols[j]
             if center is None:
                 np.equal(col, self.value, out=hit)
-            else:
-                np.greater(col, center, out=hit)
-                np.isfinite(col, out=other)
-                hit &= other
+                total += hit
+                continue
+            if step is not None and j > 0:
+                col = np.subtract(col, cols[j - 1], out=step)
+            (np.greater if side > 0 else np.less)(col, center, out=hit)
+            np.isfinite(col, out=other)
+            hit &= other
+            if step is None:  # steps are of outputs without flags
                 for v in self.flags:
                     np.not_equal(col, v, out=other)
                     hit &= other
@@ -364,12 +378,20 @@ class Stat(Score):
         return total
 
     def negated(self) -> Score:
-        return Stat(self.stat, self.coord, self.value, -self.sign, self.flags, self.centers)
+        return Stat(self.stat, self.coord, self.value, -self.sign, self.flags, self.centers,
+                    self.sides, self.at)
 
     def describe(self):
+        k = len(self.centers)
+        where = {"pooled": "its median", "x": "its median under x",
+                 "x'": "its median under x'"}[self.at]
+        plain = self.at == "pooled" and not any(v < 0 for v in self.sides)
+        side = "> median" if plain else f"on x's side of {where}"
         text = {"entry": f"ω[{int(self.coord)}]", "sum": "sum(ω)",
                 "count": f"count(ω = {value_name(self.value)})",
-                "above": f"count(ω[j] > median of ω[j], {len(self.centers)} entries)"
+                "above": (f"count(ω[j] > median of ω[j], {k} entries)" if plain
+                          else f"count(ω[j] {side}, {k} entries)"),
+                "steps": f"count(ω[j] - ω[j-1] {side}, {k} steps)"
                 }[self.stat]
         return text if self.sign > 0 else f"-{text}"
 
@@ -377,7 +399,8 @@ class Stat(Score):
         return {"kind": self.kind, "stat": self.stat, "coord": int(self.coord),
                 "value": _plain(self.value), "sign": float(self.sign),
                 "flags": [_plain(v) for v in self.flags],
-                "centers": [[int(j), float(c)] for j, c in self.centers]}
+                "centers": [[int(j), float(c)] for j, c in self.centers],
+                "sides": [float(v) for v in self.sides], "at": self.at}
 
 
 @dataclass(frozen=True, eq=False)
@@ -425,5 +448,6 @@ def score_from_spec(d: dict) -> Score:
     if kind == "stat":
         return Stat(d["stat"], int(d.get("coord", 0)), _unplain(d.get("value", 0.0)),
                     float(d.get("sign", 1.0)), tuple(_unplain(v) for v in d.get("flags", ())),
-                    tuple((int(j), float(c)) for j, c in d.get("centers", ())))
+                    tuple((int(j), float(c)) for j, c in d.get("centers", ())),
+                    tuple(float(v) for v in d.get("sides", ())), str(d.get("at", "pooled")))
     raise ValueError(f"unknown score kind {kind!r}.")

@@ -147,22 +147,77 @@ def fit_mlp(fmap: FeatureMap, r1, r0, hidden: tuple[int, ...] = (10, 5), seed: i
 STAT_ENTRIES = 10  # wider outputs get no per-entry statistics (the linear score covers them)
 
 
-def stat_scores(fmap: FeatureMap) -> list[Score]:
+def stat_scores(fmap: FeatureMap, r1=None, r0=None) -> list[Score]:
     """Each entry (up to ``STAT_ENTRIES`` entries), the sum of the entries, the number of
-    entries above their medians and the count of each flag value (their events take both
-    tails, for either input)."""
+    entries above their medians, the count of each flag value (their events take both
+    tails, for either input) and, for outputs of two or more entries all numeric, the
+    number of steps ω[j] - ω[j-1] above their medians. Given the training outputs ``r1``
+    (of x) and ``r0`` (of x'), each entry and step counts on the side where x's median lay
+    (:class:`~privet.attacks.scores.Stat`'s ``sides``), of three centers: the pooled
+    median, x's median and x''s. The pooled one is where a Laplace term of the
+    log-likelihood ratio changes sign; past x's own median (or x''s, for the other
+    direction) each term is at its largest (the ratio of two shifted Laplace tails is
+    constant), so 'every entry beyond x's median' is the event of the largest ratio."""
     flags = tuple(sorted({float(v) for _, v in fmap.indicators}))
     out: list[Score] = []
-    numeric = {int(j) for j, _, _ in fmap.numeric}
+    numeric = [int(j) for j, _, _ in fmap.numeric]
+    trained = r1 is not None and r0 is not None
+    rows1, rows0 = (rows_of(r1), rows_of(r0)) if trained else (None, None)
     for j in range(fmap.width if fmap.width <= STAT_ENTRIES else 0):
         out.append(Stat("entry", j))
     if fmap.width > 1 and numeric:
         out.append(Stat("sum", flags=flags))
     if len(numeric) > 1:
-        out.append(Stat("above", flags=flags,
-                        centers=tuple((int(j), float(c)) for j, c, _ in fmap.numeric)))
+        pooled = np.array([c for _, c, _ in fmap.numeric])
+        if trained:
+            out += _side_counts("above", rows1[:, numeric], rows0[:, numeric], flags,
+                                numeric, pooled)
+        else:
+            out.append(Stat("above", flags=flags, centers=tuple(zip(numeric, pooled.tolist()))))
     if fmap.width > 1:
         out.extend(Stat("count", value=v) for v in flags)
+    if trained and fmap.width > 1 and len(numeric) == fmap.width and not fmap.indicators:
+        s1, s0 = _steps(rows1), _steps(rows0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a step that is never finite: its median is NaN
+            pooled = np.nanmedian(np.vstack([s1, s0]), axis=0)
+        if np.all(np.isfinite(pooled)):
+            out += _side_counts("steps", s1, s0, (), list(range(fmap.width)), pooled)
+    return out
+
+
+def _steps(rows: np.ndarray) -> np.ndarray:
+    """ω[j] - ω[j-1] per row (ω[-1] = 0); non-finite steps read NaN."""
+    with np.errstate(invalid="ignore"):
+        d = np.diff(rows, axis=1, prepend=0.0)
+    return np.where(np.isfinite(d), d, np.nan)
+
+
+def _medians(a: np.ndarray, flags: tuple) -> np.ndarray:
+    """Per column, the median of the finite values that are not flags (NaN if none)."""
+    ok = np.isfinite(a) & ~np.isin(a, flags)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an all-flag column: its median is NaN
+        return np.nanmedian(np.where(ok, a, np.nan), axis=0)
+
+
+def _side_counts(stat: str, a1: np.ndarray, a0: np.ndarray, flags: tuple, columns: list,
+                 pooled: np.ndarray) -> list[Stat]:
+    """The ``stat`` counts ('above' or 'steps') of the columns ``a1`` (of x) and ``a0``
+    (of x') on x's side (+1 where x's median is at least x''s) of three centers: the
+    ``pooled`` medians, x's medians and x''s (a column without a median of its own keeps
+    the pooled one); centers that coincide give one statistic."""
+    m1, m0 = _medians(a1, flags), _medians(a0, flags)
+    sides = tuple(-1.0 if b < a else 1.0 for b, a in zip(m1.tolist(), m0.tolist()))
+    out, seen = [], set()
+    for at, centers in (("pooled", pooled), ("x", m1), ("x'", m0)):
+        centers = np.where(np.isfinite(centers), centers, pooled)
+        key = tuple(centers.tolist())
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Stat(stat, flags=flags, centers=tuple(zip(columns, key)), sides=sides,
+                        at=at))
     return out
 
 
@@ -196,7 +251,7 @@ def fit(model: str, r1, r0, fmap: FeatureMap | None = None, seed: int = 0) -> li
     elif model == "mlp":
         got = fit_mlp(fmap, r1, r0, seed=seed)
     elif model == "stats":
-        return stat_scores(fmap)
+        return stat_scores(fmap, r1, r0)
     else:
         raise ValueError(f"unknown attack model {model!r}; use one of {', '.join(MODELS)}.")
     return [] if got is None else [got]
