@@ -178,26 +178,23 @@ def stat_scores(fmap: FeatureMap, r1=None, r0=None) -> list[Score]:
         out.extend(Stat("count", value=v) for v in flags)
     if trained and fmap.width > 1 and len(numeric) == fmap.width and not fmap.indicators:
         s1, s0 = _steps(rows1), _steps(rows0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a step that is never finite: its median is NaN
-            pooled = np.nanmedian(np.vstack([s1, s0]), axis=0)
+        pooled = _medians(np.vstack([s1, s0]), ())
         if np.all(np.isfinite(pooled)):
             out += _side_counts("steps", s1, s0, (), list(range(fmap.width)), pooled)
     return out
 
 
 def _steps(rows: np.ndarray) -> np.ndarray:
-    """ω[j] - ω[j-1] per row (ω[-1] = 0); non-finite steps read NaN."""
+    """ω[j] - ω[j-1] per row (ω[-1] = 0; :func:`_medians` skips the non-finite ones)."""
     with np.errstate(invalid="ignore"):
-        d = np.diff(rows, axis=1, prepend=0.0)
-    return np.where(np.isfinite(d), d, np.nan)
+        return np.diff(rows, axis=1, prepend=0.0)
 
 
 def _medians(a: np.ndarray, flags: tuple) -> np.ndarray:
     """Per column, the median of the finite values that are not flags (NaN if none)."""
     ok = np.isfinite(a) & ~np.isin(a, flags)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an all-flag column: its median is NaN
+        warnings.simplefilter("ignore")  # a column of flags or non-finite values: NaN
         return np.nanmedian(np.where(ok, a, np.nan), axis=0)
 
 
