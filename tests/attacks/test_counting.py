@@ -13,6 +13,7 @@ from privet.attacks.features import Batch, columns_of, fit_features, rows_of
 from privet.attacks.scores import Bins, Linear, Stat, Table
 from privet.attacks.threshold import (
     at_least,
+    best_agreed,
     best_of_counts,
     best_of_many,
     candidates,
@@ -123,6 +124,51 @@ def test_many_count_sets_judged_at_once_choose_as_one_at_a_time():
     alone = [best_of_counts(*it, 4000, objective) for it in items]
     assert together == alone and together[-1] is None
     assert sum(bool(it[1]) and len(it[0]) > 2 for it in items) == 5  # boundaries judged
+
+
+def _log_ratio(n11, n10, n01, n, shrink=0.0):
+    """A plain objective: the estimated ln(k1/k2) (no shrink, no projection)."""
+    n11, n10, n01 = (np.asarray(v, float) for v in (n11, n10, n01))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.log((n11 + n10) / (n11 + n01))
+
+
+def _cumulative(c1, c2):
+    """Counts (n11, n10, n01) of the events {s >= t_j} from per-threshold counts of D1 and
+    D2 at t_j (independent samples: n11 = 0)."""
+    k1, k2 = np.cumsum(np.asarray(c1, float)[::-1])[::-1], np.cumsum(np.asarray(c2, float)[::-1])[::-1]
+    return np.zeros_like(k1), k1, k2
+
+
+def test_the_agreed_threshold_is_the_best_both_samples_support():
+    """Sample A's counts make the rarest event look best (ln ratio 0.49 at t = 2, a lucky
+    31 against 19); sample B shows that event at ln 1 = 0. The lesser of the two values is
+    largest at t = 1 (ln 331/219 = 0.41 on A, ln 330/220 = 0.41 on B; at t = 0 both are
+    below 0.14): that is the agreed choice, its counts are both samples' together and its
+    value the lesser one."""
+    ts = np.array([0.0, 1.0, 2.0])
+    a = _cumulative([500, 300, 31], [520, 200, 19])
+    b = _cumulative([510, 310, 20], [515, 200, 20])
+    lone = best_of_counts(ts, False, *a, 2000, _log_ratio)
+    assert lone.threshold == 2.0 and lone.value == pytest.approx(np.log(31 / 19))
+    (got,) = best_agreed([(ts, False, *a)], [(ts, False, *b)], 2000, 2000, _log_ratio)
+    va, vb = np.log(331 / 219), np.log(330 / 220)
+    assert got.threshold == 1.0 and got.tie == 1.0
+    assert got.value == pytest.approx(min(va, vb))
+    assert got.counts == (0.0, 331.0 + 330.0, 219.0 + 220.0) and got.n == 4000
+    # with every distinct score a candidate, the randomized boundaries are judged the same
+    # way: a boundary counted on both samples, at the lesser of its two values
+    (mixed,) = best_agreed([(ts, True, *a)], [(ts, True, *b)], 2000, 2000, _log_ratio)
+    assert mixed.value >= got.value
+    if mixed.tie < 1.0:
+        j = int(np.searchsorted(ts, mixed.threshold))
+        both = [np.array(x) + np.array(y) for x, y in zip(a, b)]
+        want = [c[j + 1] + mixed.tie * (c[j] - c[j + 1]) for c in both]
+        assert mixed.counts == pytest.approx(tuple(want))
+    # a sample that supports nothing leaves no choice
+    empty = (np.zeros(3), np.zeros(3), np.zeros(3))
+    assert best_agreed([(ts, False, *empty)], [(ts, False, *empty)], 10, 10, _log_ratio) \
+        == [None]
 
 
 def test_single_threaded_restores_the_native_thread_counts():

@@ -138,7 +138,7 @@ def test_a_given_time_budget_sizes_a_white_box_fresh_sample():
     got = _timed_size(d.laplace, best, {}, opts, 95.0, 1 << 22, np.random.SeedSequence(0),
                       None, clock=lambda: next(ticks))
     assert got == 495 * 250_000
-    # a probe that ends within TIMED_PROBE_SECONDS is doubled (2,500,000 pairs), and the
+    # a probe that ends within privet.execution.PROBE_SECONDS is doubled (2,500,000 pairs), and the
     # second one's pace sizes the sample: 0.2 s, then 0.8 s for twice the pairs leaves
     # 55 - (101.0 - 95.0) = 49 s at 3.125e6 pairs/s, 612 whole chunks of 250,000
     ticks = iter([100.0, 100.2, 100.2, 101.0])
@@ -298,3 +298,33 @@ def test_a_timed_white_box_gets_the_black_box_witness_search(monkeypatch):
     assert pb.seconds == bb.SECONDS
     for b in (timed, plain):
         assert b.value > 0 and b.details["winner"] == b.details["trace"][0]["optimizer"]
+
+
+def test_a_timed_probe_doubles_until_it_has_run_long_enough():
+    """privet.execution.timed_probe: whole rounds of chunks (two workers, chunks of 1,000:
+    2,500 pairs round up to 4,000), doubled while a probe ends within PROBE_SECONDS and
+    the next stays within the largest size; its pace is that of the last probe; a run that
+    says its sample tells nothing (False: exact, or Ctrl-C) gives None."""
+    from privet.execution import PROBE_SECONDS, timed_probe
+
+    class Two:
+        workers = 2
+
+    sizes = []
+
+    def run(k):
+        sizes.append(k)
+        return True
+
+    ticks = iter([0.0, 0.1, 0.1, 0.3, 0.3, 0.3 + PROBE_SECONDS])
+    got = timed_probe(run, 2500, 1 << 20, 1000, Two(), clock=lambda: next(ticks))
+    assert sizes == [4000, 8000, 16000]
+    assert got == (16000, pytest.approx(PROBE_SECONDS), pytest.approx(0.3 + PROBE_SECONDS))
+    sizes.clear()
+    ticks = iter([0.0, 0.1, 0.1, 0.2])
+    assert timed_probe(run, 2500, 8000, 1000, Two(), clock=lambda: next(ticks)) == (
+        8000, pytest.approx(0.1), pytest.approx(0.2))  # 16,000 would pass the largest
+    assert sizes == [4000, 8000]
+    ticks = iter([0.0, 1.0])
+    assert timed_probe(lambda k: False, 2500, 8000, 1000, Two(),
+                       clock=lambda: next(ticks)) is None

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ORIENTATIONS", "Choice", "best_of_counts", "best_of_many", "best_threshold",
+__all__ = ["ORIENTATIONS", "Choice", "best_agreed", "best_of_counts", "best_of_many",
+           "best_threshold",
            "candidates", "choice_counts",
            "counts_at", "oriented", "tails", "threshold_at_rate"]
 
@@ -140,6 +141,43 @@ def best_of_many(items: list[tuple], n: int, objective: Objective,
     fixed cost per call was most of its time on grids of a thousand thresholds)."""
     if not items:
         return []
+    got = _candidates(items, n, objective, ties)
+    return [_choice(c, (c[1], c[4]), n) for c in got]
+
+
+def best_agreed(items: list[tuple], held: list[tuple], n: int, m: int, objective: Objective,
+                ties: tuple[float, ...] = TIES) -> list[Choice | None]:
+    """The event of each item that two disjoint samples both support: every candidate
+    threshold (and randomized boundary) of :func:`best_of_many` is valued at the lesser of
+    ``objective`` on ``items`` (counts among ``n`` pairs) and on ``held`` (the same grids'
+    counts on another sample of ``m`` pairs), and the largest such value wins. Its counts
+    are those of both samples together (among ``n + m`` pairs) and its value the lesser of
+    the two.
+
+    Among the thousands of thresholds of a continuous score the best on one sample is often
+    a rare event whose counts are lucky there; the other sample's counts are independent of
+    that luck, so the lesser value of the two rarely rewards it. Where the ratio is flat
+    over a range of thresholds (report noisy max releasing its value, every ω ≤ t below
+    min(a): ratio e^0.25 exactly) the commoner end of that range wins, whose certificate
+    is tightest (the best of each sample, judged on the other, chose thresholds deep in the
+    range, with a sixth of its probability)."""
+    if not items:
+        return []
+    one = _candidates(items, n, objective, ties)
+    two = _candidates(held, m, objective, ties)
+    out = []
+    for a, b in zip(one, two):
+        plain = tuple(np.minimum(u, v) for u, v in zip(a[1], b[1]))
+        mixed = None if a[4] is None else np.minimum(a[4], b[4])
+        out.append(_choice(a, (plain, mixed), n + m, other=b))
+    return out
+
+
+def _candidates(items: list[tuple], n: int, objective: Objective,
+                ties: tuple[float, ...]) -> list[tuple]:
+    """Per item of :func:`best_of_many`: (its thresholds, the objective at each (with NaN
+    read as -inf, and as it came), its counts (3, k), its randomized boundaries (q, counts
+    (3, j)) or None, their values) -- two calls of ``objective`` in all."""
     cuts = np.cumsum([len(it[0]) for it in items])[:-1]
     allv = np.asarray(objective(*(np.concatenate([np.asarray(it[k], float) for it in items])
                                   for k in (2, 3, 4)), n), dtype=float)
@@ -151,33 +189,44 @@ def best_of_many(items: list[tuple], n: int, objective: Objective,
             # outputs at t_i join with probability q: with every distinct score a candidate,
             # the events at t_i and t_i+1 differ by exactly the outputs scoring t_i
             # (choice_counts reads a choice's counts back the same way)
-            a = np.array([n11[:-1], n10[:-1], n01[:-1]])   # >= t_i
-            b = np.array([n11[1:], n10[1:], n01[1:]])      # >= t_{i+1}, i.e. > t_i
+            a = np.array([n11[:-1], n10[:-1], n01[:-1]], dtype=float)   # >= t_i
+            b = np.array([n11[1:], n10[1:], n01[1:]], dtype=float)      # >= t_{i+1}
             q = np.repeat(np.asarray(ties, dtype=float), a.shape[1])
             mix = np.tile(b, len(ties)) + q * (np.tile(a, len(ties)) - np.tile(b, len(ties)))
-            mixes[m] = (a.shape[1], q, mix)
+            mixes[m] = (q, mix)
     mixed = [x for x in mixes if x is not None]
+    split = iter(())
     if mixed:
-        allm = np.asarray(objective(*np.concatenate([x[2] for x in mixed], axis=1), n),
+        allm = np.asarray(objective(*np.concatenate([x[1] for x in mixed], axis=1), n),
                           dtype=float)
         split = iter(np.split(np.where(np.isnan(allm), -np.inf, allm),
-                              np.cumsum([x[2].shape[1] for x in mixed])[:-1]))
-    out: list[Choice | None] = []
-    for m, (ts, _, n11, n10, n01) in enumerate(items):
-        vals = values[m]
-        best = int(np.argmax(vals))
-        choice = Choice(float(ts[best]), 1.0, float(raw[m][best]),
-                        (float(n11[best]), float(n10[best]), float(n01[best])), n)
-        if mixes[m] is not None:
-            width, q, mix = mixes[m]
-            mv = next(split)
-            i = int(np.argmax(mv))
-            if mv[i] > choice.value:
-                j = i % width
-                choice = Choice(float(ts[j]), float(q[i]), float(mv[i]),
-                                tuple(float(c[i]) for c in mix), n)
-        out.append(None if choice.counts[0] + choice.counts[1] <= 0 else choice)
-    return out
+                              np.cumsum([x[1].shape[1] for x in mixed])[:-1]))
+    return [(np.asarray(it[0], float), (values[m], raw[m]), np.array(it[2:5], dtype=float),
+             mixes[m], None if mixes[m] is None else next(split))
+            for m, it in enumerate(items)]
+
+
+def _choice(cand: tuple, values: tuple, n: int, other: tuple | None = None) -> Choice | None:
+    """The best candidate of one item of :func:`_candidates` by ``values`` ((its thresholds'
+    values, NaN read as -inf and as they are), its boundaries' values), with its counts
+    (plus ``other``'s: another sample's candidates of the same item); None when its event
+    never occurs."""
+    ts, _, counts, mix, _ = cand
+    (plain, raw), mixed = values
+    if other is not None:
+        counts = counts + other[2]
+        mix = None if mix is None else (mix[0], mix[1] + other[3][1])
+    best = int(np.argmax(plain))
+    choice = Choice(float(ts[best]), 1.0, float(raw[best]),
+                    tuple(float(c) for c in counts[:, best]), n)
+    if mix is not None:
+        q, cs = mix
+        i = int(np.argmax(mixed))
+        if mixed[i] > choice.value:
+            j = i % (len(ts) - 1)
+            choice = Choice(float(ts[j]), float(q[i]), float(mixed[i]),
+                            tuple(float(c) for c in cs[:, i]), n)
+    return None if choice.counts[0] + choice.counts[1] <= 0 else choice
 
 
 def choice_counts(ts: np.ndarray, every: bool, n11, n10, n01, choice: Choice

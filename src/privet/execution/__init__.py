@@ -21,6 +21,7 @@ import os
 import pickle
 import socket
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -657,6 +658,35 @@ def whole_rounds(n: int, chunk: int, executor: Any, up: bool = True) -> int:
     whole rounds runs at the pace of the sample it sizes."""
     round_ = int(chunk) * max(int(getattr(executor, "workers", 1) or 1), 1)
     return (-(-int(n) // round_) if up else int(n) // round_) * round_
+
+
+# a throwaway sample that times a certificate runs at least this long, unless the next one
+# would pass its largest size (a few tenths of a second on a fast mechanism misjudge its
+# pace: the first round pays the workers' start, and the black box's fresh samples of
+# report noisy max ended up to 13 s before their budget after probes of 0.2 s)
+PROBE_SECONDS = 0.5
+
+
+def timed_probe(run: Callable[[int], bool], n: int, largest: int, chunk: int, executor: Any,
+                clock: Callable[[], float] = time.perf_counter
+                ) -> tuple[int, float, float] | None:
+    """Time throwaway runs ``run(k)`` of a certificate on ``k`` pairs, from ``n`` pairs in
+    whole rounds (:func:`whole_rounds`), doubled until one has run :data:`PROBE_SECONDS` or
+    the next would pass ``largest``: (its pairs, its seconds, the clock when it ended), whose
+    pace sizes the fresh sample; None when ``run`` returns False (an exact answer, or
+    Ctrl-C) or the clock did not move. Their counts are dropped: only a sample drawn after
+    them certifies."""
+    k = whole_rounds(n, chunk, executor)
+    while True:
+        tick = clock()
+        ok = run(k)
+        now = clock()
+        took = now - tick
+        if not ok or took <= 0:
+            return None
+        if took >= PROBE_SECONDS or 2 * k > largest:
+            return k, took, now
+        k *= 2  # still whole rounds
 
 
 # a chunk's output matrix stays within this many bytes (half of glibc's largest mmap

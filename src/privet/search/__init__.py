@@ -46,7 +46,15 @@ from ..core.noise import Sampler
 from ..core.results import Bound, CertifiedProfile, Counterexample
 from ..core.seeds import SeedLike, as_seed, seed_sequence
 from ..core.text import fmt_num
-from ..execution import Borrowed, InProcess, chunk_for, get_executor, map_reduce, whole_rounds
+from ..execution import (
+    Borrowed,
+    InProcess,
+    chunk_for,
+    get_executor,
+    map_reduce,
+    timed_probe,
+    whole_rounds,
+)
 from ..stats.counts import two_sample_counts
 from ..stats.intervals import (
     METHODS,
@@ -883,15 +891,13 @@ def _share_spent(opts: dict, t0: float) -> bool:
         and time.perf_counter() - t0 >= DPFINDER_SHARE * float(opts["seconds"])
 
 
-# the throwaway sample that times a white box's certificate: at least TIMED_PROBE pairs in
-# whole rounds of chunks over the executor's workers (a last round of one chunk leaves the
-# others idle; 2^22 pairs took 4.5 s of RAPPOR's 55, as much again was lost rounding the
-# fresh sample down to a multiple of it), doubled until it has run TIMED_PROBE_SECONDS or
-# reached TIMED_PROBE_MAX pairs (a few tenths of a second on a fast mechanism misjudge its
-# pace: the first round pays the workers' start)
+# the throwaway samples that time a white box's certificate: from TIMED_PROBE pairs in whole
+# rounds of chunks over the executor's workers (a last round of one chunk leaves the others
+# idle; 2^22 pairs took 4.5 s of RAPPOR's 55, as much again was lost rounding the fresh
+# sample down to a multiple of it), doubled until one has run
+# privet.execution.PROBE_SECONDS or the next would pass TIMED_PROBE_MAX pairs
 TIMED_PROBE = 1 << 20
 TIMED_PROBE_MAX = 1 << 22
-TIMED_PROBE_SECONDS = 0.5
 TIMED_MAX = 1 << 31     # the largest fresh sample the time left may buy
 
 
@@ -899,28 +905,24 @@ def _timed_size(mech: Mechanism, best: dict, args: dict, opts: dict, t0: float, 
                 seed: np.random.SeedSequence, executor: Any, clock=time.perf_counter) -> int:
     """A white box searched with ``seconds`` given: the fresh sample takes the time left of
     it, at the pace of the last of the timed probes of the same certificate on throwaway
-    samples (module constants: whole rounds of chunks over the executor's workers, doubled
-    from :data:`TIMED_PROBE` pairs until one has run :data:`TIMED_PROBE_SECONDS`; their
-    counts are dropped: only the sample drawn after them certifies), rounded down to whole
-    rounds, never below the planned ``size`` and at most :data:`TIMED_MAX`; an exact
-    confirmation (enumerable noise) needs no sample."""
+    samples (:func:`privet.execution.timed_probe`, from :data:`TIMED_PROBE` pairs, at most
+    :data:`TIMED_PROBE_MAX`; their counts are dropped: only the sample drawn after them
+    certifies), rounded down to whole rounds, never below the planned ``size`` and at most
+    :data:`TIMED_MAX`; an exact confirmation (enumerable noise) needs no sample."""
     chunk = confirm_chunk(mech, mech.domain.check(best["x"]), args)
-    probe_n = whole_rounds(TIMED_PROBE, chunk, executor)
-    while True:
-        tick = clock()
-        probe = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=probe_n,
-                        confidence=opts["confidence"], seed=seed.spawn(1)[0],
-                        certify=opts["certify"], executor=executor, sequential=False)
-        now = clock()
-        took = now - tick
-        if probe["exact"] or took <= 0:
-            return size
-        if took >= TIMED_PROBE_SECONDS or 2 * probe_n > TIMED_PROBE_MAX:
-            break
-        probe_n *= 2  # still whole rounds
+
+    def run(k: int) -> bool:
+        got = confirm(mech, best["x"], best["x2"], best["event"], args=args, n=k,
+                      confidence=opts["confidence"], seed=seed.spawn(1)[0],
+                      certify=opts["certify"], executor=executor, sequential=False)
+        return not got["exact"]
+
+    timed = timed_probe(run, TIMED_PROBE, TIMED_PROBE_MAX, chunk, executor, clock)
+    if timed is None:
+        return size
+    pairs, took, now = timed
     left = float(opts["seconds"]) - (now - t0)
-    afford = whole_rounds(int(probe_n / took * max(left, 0.0)), chunk, executor,
-                          up=False)
+    afford = whole_rounds(int(pairs / took * max(left, 0.0)), chunk, executor, up=False)
     return timed_pairs(size, afford)
 
 

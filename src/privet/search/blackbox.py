@@ -324,20 +324,24 @@ def wants_coupling(mech: Mechanism, opts: dict, args: dict) -> bool:
 
 def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,
                executor: Any) -> float:
-    """Pairs per second of the certificate of ``cand``, timed on a throwaway sample of a
-    quarter of the least automatic fresh sample, rounded up to whole rounds of chunks over
-    the executor's workers (a last round of one chunk leaves the others idle, and the rate
-    came out a fifth low; its counts are dropped: only the fresh sample drawn after it
-    certifies)."""
-    from ..execution import DEFAULT_CHUNK, chunk_for, whole_rounds
+    """Pairs per second of the certificate of ``cand``, timed on throwaway samples from a
+    quarter of the least automatic fresh sample, in whole rounds of chunks over the
+    executor's workers (a last round of one chunk leaves the others idle, and the rate came
+    out a fifth low), doubled until one has run long enough, up to the least fresh sample
+    (:func:`privet.execution.timed_probe`; 0 when Ctrl-C stopped it). Their counts are
+    dropped: only the fresh sample drawn after them certifies."""
+    from ..execution import DEFAULT_CHUNK, chunk_for, timed_probe
 
     chunk = chunk_for(mech, DEFAULT_CHUNK, mech.domain.check(cand.x), mech.resolve_args(args))
-    n = whole_rounds(_sizes(mech)["n_confirm_min"] // 4, chunk, executor)
-    tick = time.perf_counter()
-    got = certify(mech, cand.x, cand.x2, cand.event, n, method="union", args=args, seed=seed,
-                  executor=executor)
-    took = time.perf_counter() - tick
-    return got.n / took if took > 0 and not got.interrupted else 0.0
+    least = _sizes(mech)["n_confirm_min"]
+
+    def run(k: int) -> bool:
+        got = certify(mech, cand.x, cand.x2, cand.event, k, method="union", args=args,
+                      seed=seed.spawn(1)[0], executor=executor)
+        return not got.interrupted
+
+    timed = timed_probe(run, least // 4, least, chunk, executor)
+    return 0.0 if timed is None else timed[0] / timed[1]
 
 
 def certificate_pvalue(cert, claimed: float | None) -> float | None:
