@@ -238,19 +238,22 @@ def test_a_finalist_judged_on_its_selection_sample_displaces_a_refined_one_only_
     """No finalist refined: the largest value leads. Once one is refined (0.10, spread
     0.001), a finalist at 0.11 whose spread 0.01 puts its lower value 0.11 - 2 x 0.01
     below 0.10 does not displace it (its lead may be luck); one at 0.13 (lower 0.11) does,
-    and of two refined ones the larger leads."""
+    and of two refined ones the one of the larger shrunk value leads, whatever their
+    unshrunk values (the noisier one's may be luck)."""
     from privet.attacks.witness import _leader
 
     refined, near, far = (_finalist(0.10, 0.001, 1 << 22), _finalist(0.11, 0.01, 1 << 18),
                           _finalist(0.13, 0.01, 1 << 18))
     assert _leader([refined, near]) is near
     assert _leader([]) is None
-    refined.refined = 1 << 21
+    refined.refined, refined.lower = 1 << 21, 0.098
     assert _leader([near, refined]) is refined
     assert _leader([near, refined, far]) is far
     other = _finalist(0.105, 0.001, 1 << 22)
-    other.refined = 1 << 21
+    other.refined, other.lower = 1 << 20, 0.099
     assert _leader([refined, near, other]) is other
+    other.lower = 0.095  # larger unshrunk, smaller shrunk: the first refined one leads
+    assert _leader([refined, near, other]) is refined
 
 
 def test_on_outputs_of_few_values_the_screening_chooses_a_rare_output_its_shrink_hides():
