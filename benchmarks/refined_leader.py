@@ -38,8 +38,14 @@ import argparse
 import numpy as np
 from scipy import stats
 
-from privet.attacks.threshold import best_agreed, best_of_many, candidates, choice_counts, \
-    oriented, tails
+from privet.attacks.threshold import (
+    best_agreed,
+    best_of_many,
+    candidates,
+    choice_counts,
+    oriented,
+    tails,
+)
 from privet.search.blackbox import SHRINK, certificate_objective
 from privet.stats.bounds import SHARES, projected
 

@@ -136,7 +136,7 @@ def _log_ratio(n11, n10, n01, n, shrink=0.0):
 def _cumulative(c1, c2):
     """Counts (n11, n10, n01) of the events {s >= t_j} from per-threshold counts of D1 and
     D2 at t_j (independent samples: n11 = 0)."""
-    k1, k2 = np.cumsum(np.asarray(c1, float)[::-1])[::-1], np.cumsum(np.asarray(c2, float)[::-1])[::-1]
+    k1, k2 = (np.cumsum(np.asarray(c, float)[::-1])[::-1] for c in (c1, c2))
     return np.zeros_like(k1), k1, k2
 
 

@@ -647,22 +647,22 @@ def _refine_leaders(mech: Mechanism, finals: list[_Finalist], objective: Objecti
 
 
 def _leader(finals: list[_Finalist]) -> _Finalist | None:
-    """The finalist that goes to the fresh sample: the one of the largest value; once some
-    finalist was refined (:func:`_refine`), the refined one of the largest shrunk value
+    """The finalist that goes to the fresh sample: the one of the largest value; once some finalist
+    was refined (:func:`_refine`), the refined one of the largest shrunk value
     (:attr:`_Finalist.lower`), unless a finalist judged on its selection sample alone leads
     it clearly (its value less ``RACE_Z`` spreads above the refined one's value). Refined
     finalists have samples of different sizes (each refining sample half the one before),
     and the largest of their unshrunk values favors the noisiest: on report noisy max
     releasing its value (every pair an equally strong plateau; 30 simulated runs of three
     refined finalists, ``benchmarks/refined_leader.py``) the finalist so chosen projected a
-    median of 0.24899 and a tenth percentile of 0.24871 on the fresh sample, against
-    0.24912 and 0.24887 chosen by the shrunk value. The refining loop itself follows the largest value
-    (:func:`_refine_leaders`): keeping the first refined leader there stopped it early, and
-    sparse vector's close cells lost (svt3 0.2154 to 0.1708). Several pairs of report noisy
-    max are equally strong (all above, all below, stretched); at seed 2 three leaders were
-    refined in turn to about 0.251, and a fourth won on 2^19 pairs with 0.2565 (spread
-    about 0.01), its threshold ω ≤ 1.882 past the plateau: it certified 0.2398 where the
-    refined plateau event certifies 0.2486. None when no finalist has an event."""
+    median of 0.24899 and a tenth percentile of 0.24871 on the fresh sample, against 0.24912
+    and 0.24887 chosen by the shrunk value. The refining loop itself follows the largest
+    value (:func:`_refine_leaders`): keeping the first refined leader there stopped it
+    early, and sparse vector's close cells lost (svt3 0.2154 to 0.1708). Several pairs of
+    report noisy max are equally strong (all above, all below, stretched); at seed 2 three
+    leaders were refined in turn to about 0.251, and a fourth won on 2^19 pairs with 0.2565
+    (spread about 0.01), its threshold ω ≤ 1.882 past the plateau: it certified 0.2398 where
+    the refined plateau event certifies 0.2486. None when no finalist has an event."""
     ranked = [f for f in finals if f.best is not None]
     refined = [f for f in ranked if f.refined]
     if not refined:
