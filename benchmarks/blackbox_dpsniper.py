@@ -235,6 +235,7 @@ def report(names: list[str], runs: list[dict], a) -> None:
     from privet.mechanisms import dpsniper as d
 
     print()
+    names = [n for n in names if any(r["name"] == n for r in runs)]  # rows with runs only
     commits = sorted({str(r.get("commit")) for r in runs})
     print(f"privet source of these runs: {', '.join(commits)}"
           + ("" if len(commits) == 1 else " (more than one: not a like-for-like column)"))
@@ -245,8 +246,10 @@ def report(names: list[str], runs: list[dict], a) -> None:
     print("-" * len(head))
     met = total = exceed = exceed_runs = 0
     white_ok, white_both, white_met = 0, 0, 0
+    white_below: list[str] = []
+    above: list[str] = []
     times, cpus = [], []
-    detect_ok = 0
+    detect_ok = detect_rows = 0
     for name in names:
         mine = [r for r in runs if r["name"] == name]
         black = [r["value"] for r in mine if r["kind"] == "black"]
@@ -264,13 +267,20 @@ def report(names: list[str], runs: list[dict], a) -> None:
                 wmed = statistics.median(white)
                 # where the true epsilon is infinite the figure is "unbounded": both >= 5
                 # reach it (their values grow with the fresh sample, not with the attack)
-                white_ok += wmed >= med or (true is not None and math.isinf(true)
-                                            and min(wmed, med) >= 5)
+                reached = wmed >= med or (true is not None and math.isinf(true)
+                                          and min(wmed, med) >= 5)
+                white_ok += reached
+                if not reached:
+                    white_below.append(f"{name[9:]} ({fmt(wmed)} < {fmt(med)})")
         total += 1
         ref = true if true is not None else upper
         if ref is not None and math.isfinite(ref):
             # an exact bound equal to the true epsilon may differ in its last bits
-            exceed += sum(v > ref * (1 + 1e-12) for v in black + white)
+            over = [r for r in mine if r["kind"] in ("black", "white")
+                    and r["value"] > ref * (1 + 1e-12)]
+            exceed += len(over)
+            above += [f"{name[9:]} {r['kind']} seed {r['seed']} ({r['value']:.5f} > {ref:.5f})"
+                      for r in over]
             exceed_runs += len(black) + len(white)
         timed = [r for r in mine if r["kind"] == "black"] or mine  # detect-only: its times
         wall = statistics.median(r["wall"] for r in timed)
@@ -280,6 +290,7 @@ def report(names: list[str], runs: list[dict], a) -> None:
         private = name in PRIVATE
         flagged = bool(det) and det[0] < DETECT_LEVEL
         detect_ok += (flagged != private) if det else 0
+        detect_rows += bool(det)
         lower = d.svt_instance_lower(name) if true is None else None
         true_s = (fmt(true) if true is not None else f"{fmt(lower)}–{fmt(upper)}"
                   if lower and upper else f"≤{fmt(upper)}" if upper else "?")
@@ -295,15 +306,17 @@ def report(names: list[str], runs: list[dict], a) -> None:
     if white_both:
         print(f"white-box median at least the black-box median (where the true ε is ∞: "
               f"both at least 5): {white_ok} of {white_both}; targets met by the white-box "
-              f"median: {white_met} of {total}")
+              f"median: {white_met} of {total}"
+              + (f"; below: {', '.join(white_below)}" if white_below else ""))
     if exceed_runs:
         tail = float(stats.binom.sf(exceed - 1, exceed_runs, 1 - CONFIDENCE)) if exceed else 1.0
         print(f"certified ε above the true ε (or its literature bound): {exceed} of "
               f"{exceed_runs} runs (allowed on average: {(1 - CONFIDENCE) * exceed_runs:.1f}; "
-              f"P[Binomial({exceed_runs}, 0.1) ≥ {exceed}] = {tail:.3g})")
+              f"P[Binomial({exceed_runs}, 0.1) ≥ {exceed}] = {tail:.3g})"
+              + (f": {'; '.join(above)}" if above else ""))
     if any(r["kind"] == "detect" for r in runs):
         print(f"detect at the claimed ε (p < {DETECT_LEVEL} flags, '!'): right on "
-              f"{detect_ok} of {total} (every non-private one flagged, no private one)")
+              f"{detect_ok} of {detect_rows} (every non-private one flagged, no private one)")
     print("time per mechanism (black-box search; detect when it is skipped): median "
           f"{statistics.median(times):.1f} s wall, {statistics.median(cpus):.1f} s CPU "
           "(DP-Sniper's paper: 18-341 s on its own machine, not measured here)")
