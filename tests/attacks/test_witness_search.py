@@ -149,7 +149,7 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
     winner's sample, or when the winner's event was never seen under x' (its bound grows
     with the fresh sample), nothing is refined."""
     from privet.attacks.sampling import select_counts
-    from privet.attacks.witness import REFINE_GAIN, _evaluate, _prepare, _refine
+    from privet.attacks.witness import CONTENDERS, REFINE_GAIN, _evaluate, _prepare, _refine
     from privet.search.blackbox import certificate_objective
 
     mech = d.vectorized("dpsniper.report_noisy_max3")
@@ -185,13 +185,60 @@ def test_the_race_winners_threshold_is_chosen_again_on_a_larger_sample():
         assert _refine(mech, finals, objective, budget, {}, False, "inprocess", False,
                        time.perf_counter(), (1 << 24) / 1000.0) == 1 << 21
         one = finals[0]
-        assert one is not fin and len(one.fitted) == 1 and one.n == (1 << 14) + (1 << 21)
+        assert one is not fin and one.fitted[0] is fin.fitted[fin.index]
+        assert len(one.fitted) <= CONTENDERS and one.n == (1 << 14) + (1 << 21)
         assert one.refined == 1 << 21 and fin.refined == 0
         assert one.independent and fin.independent  # its table cells stay reorderable
         _evaluate(one, objective)
         after.append(_noisy_max_truth(one.best, size))
     assert all(v >= best - margin for v in after), (best, after)
     assert min(before) < best - margin, (best, before)
+
+
+def test_the_scores_that_may_beat_the_race_winners_are_refined_with_it(monkeypatch):
+    """Prefix sums of ten answers with Laplace(10) noise, (4^10) against (1^10), paired: the
+    steps ω[j] - ω[j-1] are the noisy answers, and 'every step beyond x's median' (or, the
+    other way, below x''s) has the ratio e^3 at probability 2^-10, where 'every step
+    beyond the pooled median' has e^2.80 ((1 - e^-0.15 / 2) / (e^-0.15 / 2) per step) at
+    0.0036. On 2^14 race pairs the shrink of two standard errors (the log-ratio's standard
+    error is about 0.15 on the rarer event's few dozen counts) often prefers the pooled
+    centers; the refining sample of 2^22 pairs tells them apart. Refined with the
+    winner's score alone, the pooled count stays the choice on two of three seeds; refined
+    with the scores that may beat it (:func:`_contenders`), the choice is a sided count
+    on all three, and the winner's score stays first among them."""
+    import privet.attacks.witness as w
+    from privet.attacks.sampling import select_counts
+    from privet.attacks.scores import Stat
+    from privet.search.blackbox import certificate_objective
+
+    mech = d.get_local("dpsniper.prefix_sum")
+    x, x2 = np.full(10, 4.0), np.ones(10)
+    objective = certificate_objective(1 << 27, 0.9, paired=True)
+    objective.resized = lambda pairs: certificate_objective(int(pairs), 0.9, True)
+    budget = Budget(n_fit=1 << 14, n_select=1 << 14, seconds=1000.0, models=("stats",))
+
+    def refined_centers(seed: int) -> str:
+        ss = np.random.SeedSequence(seed)
+        fin = w._prepare(mech, _Screened(0.0, 0.0, x, x2, "test"), budget, {}, ss, True,
+                         "inprocess", None, ("stats",), size=1 << 14)
+        fin.counts, fin.n, _, _ = select_counts(
+            mech, x, x2, [s for _, s in fin.fitted], [g for g, _ in fin.grids], 1 << 14,
+            args={}, seed=ss.spawn(1)[0], executor="inprocess", paired=True)
+        w._evaluate(fin, objective)
+        finals = [fin]
+        assert w._refine(mech, finals, objective, budget, {}, True, "inprocess", False,
+                         time.perf_counter(), (1 << 25) / 1000.0) == 1 << 22
+        one = finals[0]
+        assert one.fitted[0] is fin.fitted[fin.index] and len(one.fitted) <= w.CONTENDERS
+        w._evaluate(one, objective)
+        score = one.fitted[one.index][1]
+        assert isinstance(score, Stat) and score.stat == "steps"
+        return score.at
+
+    seeds = (0, 1, 4)
+    assert all(refined_centers(s) != "pooled" for s in seeds)
+    monkeypatch.setattr(w, "CONTENDERS", 1)
+    assert sum(refined_centers(s) == "pooled" for s in seeds) >= 2
 
 
 def test_when_the_refined_leader_falls_behind_the_new_leader_is_refined_too():
