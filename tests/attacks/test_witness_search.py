@@ -241,6 +241,20 @@ def test_the_scores_that_may_beat_the_race_winners_are_refined_with_it(monkeypat
     assert sum(refined_centers(s) == "pooled" for s in seeds) >= 2
 
 
+def test_a_refining_sample_of_several_scores_is_paced_by_their_scoring_time():
+    """The race's chunks spent 1 s drawing and 3 s scoring, 1 s of it on the slowest score,
+    at 100 pairs a second: a certificate (one score) draws and scores at 200 a second; a
+    refining sample of two scores at 100 * 4 / 3; of five, no more than every score takes:
+    the race's own 100."""
+    from privet.attacks.witness import _certify_rate
+
+    took = np.array([1.0, 3.0, 1.0])
+    assert _certify_rate(100.0, took) == pytest.approx(200.0)
+    assert _certify_rate(100.0, took, scores=2) == pytest.approx(400.0 / 3)
+    assert _certify_rate(100.0, took, scores=5) == pytest.approx(100.0)
+    assert _certify_rate(100.0, np.zeros(3), scores=2) == 100.0
+
+
 def test_when_the_refined_leader_falls_behind_the_new_leader_is_refined_too():
     """Two finalists of report noisy max releasing the value: (0^5, 1^5), ratio e^0.25
     on its plateau, and (0^5, 0.5^5), ratio e^0.125 at most. The weaker one leads first (as

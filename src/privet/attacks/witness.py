@@ -517,12 +517,12 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                 fits.add(time.perf_counter() - tick, size)
                 advance(1)
             fitted = time.perf_counter() - t0
-            rate, certify_rate = _race(mech, finals, budget, objective, args, paired,
-                                       executor, progress, t0, cheap.per_pair)
+            rate, certify_rate, took = _race(mech, finals, budget, objective, args,
+                                             paired, executor, progress, t0, cheap.per_pair)
             _rejudge(finals, objective, budget.seconds, t0, certify_rate)
             raced = time.perf_counter() - t0
             _refine_leaders(mech, finals, objective, budget, args, paired, executor,
-                            progress, t0, certify_rate)
+                            progress, t0, certify_rate, (rate, took))
         except KeyboardInterrupt:
             interrupted = True
         lead = _leader(finals)
@@ -567,7 +567,7 @@ REFINE_GAIN = 4     # ... drawn when it is at least this many times the winner's
 
 def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budget: Budget,
             args, paired: bool | str, executor: Any, progress: bool, t0: float, rate: float,
-            share: float = REFINE) -> int:
+            share: float = REFINE, race: tuple | None = None) -> int:
     """With a time budget, choose the race winner's threshold again on a larger sample.
 
     The race ends once the winner is clear, often while its threshold is still chosen on
@@ -583,7 +583,9 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     affords. The fresh certifying sample is still drawn
     after it and alone certifies. Returns the pairs of the refining sample (0: none, also
     when the winner was refined already; the winner in ``finals`` is then a finalist of
-    those scores)."""
+    those scores). ``race``: the race's pairs per second and its chunks' seconds
+    (:func:`_race`), to pace the refining sample by the time its scores take (without
+    it, at ``rate``, the pace of one score)."""
     resized = getattr(objective, "resized", None)
     pairs = affordable(budget.seconds, t0, rate)
     ranked = [f for f in finals if f.best is not None]  # evaluated: index and counts set
@@ -602,6 +604,8 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
     if size < REFINE_GAIN * max(win.n, 1):
         return 0
     ks = _contenders(win, resized(pairs))
+    if race is not None and len(ks) > 1:
+        pairs = affordable(budget.seconds, t0, _certify_rate(*race, scores=len(ks)))
     got, n, stopped, _ = _draw_halves(mech, win, [win.fitted[k][1] for k in ks],
                                       [win.grids[k][0] for k in ks], size, args, executor,
                                       progress, paired)
@@ -652,7 +656,7 @@ REFINES = 3  # leaders refined in turn, at most (the i-th takes REFINE / 2^i of 
 
 def _refine_leaders(mech: Mechanism, finals: list[_Finalist], objective: Objective,
                     budget: Budget, args, paired: bool | str, executor: Any, progress: bool,
-                    t0: float, rate: float) -> int:
+                    t0: float, rate: float, race: tuple | None = None) -> int:
     """Refine the race's leader (:func:`_refine`) and judge the finalists again, until the
     leader is one already refined (at most :data:`REFINES` times, while the time left
     affords a refining sample). The refined leader's value is judged on many more pairs
@@ -667,7 +671,7 @@ def _refine_leaders(mech: Mechanism, finals: list[_Finalist], objective: Objecti
     total = 0
     for i in range(REFINES):
         got = _refine(mech, finals, objective, budget, args, paired, executor, progress, t0,
-                      rate, REFINE / 2 ** i)
+                      rate, REFINE / 2 ** i, race)
         if not got:
             break
         total += got
@@ -1057,7 +1061,7 @@ def spread(counts: tuple, n: int, coupled: bool = False) -> float:
 
 def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
           args, paired: bool | str, executor: Any, progress: bool, t0: float | None = None,
-          prior: float = 0.0) -> tuple[float, float]:
+          prior: float = 0.0) -> tuple[float, float, np.ndarray]:
     """Successive doubling of the selection samples: every finalist starts with a first
     round of ``n_fit`` pairs -- with ``budget.seconds``, of the largest power-of-two share of
     it (at least the finalist's fit sample) that the first round's pace projects to end
@@ -1087,7 +1091,8 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     drawn), and of a certifying sample: the same, scaled by the chunks' seconds to draw
     and score every model over their seconds to draw and score the slowest model alone (a
     certificate scores one event; its rate comes out too low, never too high, by the
-    thresholds' counting and the race's bookkeeping, both left in)."""
+    thresholds' counting and the race's bookkeeping, both left in), and the chunks' seconds
+    (:data:`TIMES`)."""
     t0 = time.perf_counter() if t0 is None else t0
     pace = _Pace(t0, budget.seconds, budget.stages * FIRST_SHARE, prior=prior)
     top = min(budget.n_fit, budget.n_select)
@@ -1121,7 +1126,7 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
         for fin in live:
             goal[id(fin)] = min(2 * fin.n, budget.n_select)
         if not live:
-            return rate, certify_rate
+            return rate, certify_rate, seconds
 
 
 def _draw_halves(mech: Mechanism, fin: _Finalist, scores: list, grids: list, n: int, args,
@@ -1144,11 +1149,13 @@ def _draw_halves(mech: Mechanism, fin: _Finalist, scores: list, grids: list, n: 
     return got, done, False, took
 
 
-def _certify_rate(rate: float, seconds: np.ndarray) -> float:
+def _certify_rate(rate: float, seconds: np.ndarray, scores: int = 1) -> float:
     """A certifying sample's pairs per second from the race's ``rate`` and its chunks'
     seconds (:data:`TIMES`): scaled by the seconds to draw and score every model over the
-    seconds to draw and score the slowest model alone."""
-    one = seconds[0] + seconds[2]
+    seconds to draw and score the slowest model alone (``scores`` of them: at most that
+    many times the slowest, at most every model -- a refining sample's scores,
+    :func:`_refine`)."""
+    one = seconds[0] + min(seconds[1], scores * seconds[2])
     return rate * (seconds[0] + seconds[1]) / one if one > 0 else rate
 
 
