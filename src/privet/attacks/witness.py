@@ -600,12 +600,12 @@ def _refine(mech: Mechanism, finals: list[_Finalist], objective: Objective, budg
         # bound that grows with the fresh sample (ln 4/3 lower for a quarter less), more
         # than a finer threshold would give
         return 0
-    size = 1 << int(math.floor(math.log2(max(share * pairs, 1.0))))
-    if size < REFINE_GAIN * max(win.n, 1):
-        return 0
     ks = _contenders(win, resized(pairs))
     if race is not None and len(ks) > 1:
         pairs = affordable(budget.seconds, t0, _certify_rate(*race, scores=len(ks)))
+    size = 1 << int(math.floor(math.log2(max(share * pairs, 1.0))))
+    if size < REFINE_GAIN * max(win.n, 1):
+        return 0
     got, n, stopped, _ = _draw_halves(mech, win, [win.fitted[k][1] for k in ks],
                                       [win.grids[k][0] for k in ks], size, args, executor,
                                       progress, paired)
