@@ -517,12 +517,13 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                 fits.add(time.perf_counter() - tick, size)
                 advance(1)
             fitted = time.perf_counter() - t0
-            rate, certify_rate, took = _race(mech, finals, budget, objective, args,
-                                             paired, executor, progress, t0, cheap.per_pair)
+            race = _race(mech, finals, budget, objective, args, paired, executor,
+                         progress, t0, cheap.per_pair)
+            rate, certify_rate = race[0], _certify_rate(*race)
             _rejudge(finals, objective, budget.seconds, t0, certify_rate)
             raced = time.perf_counter() - t0
             _refine_leaders(mech, finals, objective, budget, args, paired, executor,
-                            progress, t0, certify_rate, (rate, took))
+                            progress, t0, certify_rate, race)
         except KeyboardInterrupt:
             interrupted = True
         lead = _leader(finals)
@@ -1061,7 +1062,7 @@ def spread(counts: tuple, n: int, coupled: bool = False) -> float:
 
 def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: Objective,
           args, paired: bool | str, executor: Any, progress: bool, t0: float | None = None,
-          prior: float = 0.0) -> tuple[float, float, np.ndarray]:
+          prior: float = 0.0) -> tuple[float, np.ndarray]:
     """Successive doubling of the selection samples: every finalist starts with a first
     round of ``n_fit`` pairs -- with ``budget.seconds``, of the largest power-of-two share of
     it (at least the finalist's fit sample) that the first round's pace projects to end
@@ -1088,11 +1089,8 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
     challenger behind it in samples go on, while their round is projected to end within
     :data:`LATE_SHARE`.
     Returns the pairs per second of the race's streamed chunks (0 when nothing was
-    drawn), and of a certifying sample: the same, scaled by the chunks' seconds to draw
-    and score every model over their seconds to draw and score the slowest model alone (a
-    certificate scores one event; its rate comes out too low, never too high, by the
-    thresholds' counting and the race's bookkeeping, both left in), and the chunks' seconds
-    (:data:`TIMES`)."""
+    drawn) and the chunks' seconds (:data:`TIMES`), from which :func:`_certify_rate`
+    derives a certifying sample's pace."""
     t0 = time.perf_counter() if t0 is None else t0
     pace = _Pace(t0, budget.seconds, budget.stages * FIRST_SHARE, prior=prior)
     top = min(budget.n_fit, budget.n_select)
@@ -1121,12 +1119,11 @@ def _race(mech: Mechanism, finals: list[_Finalist], budget: Budget, objective: O
             if stopped:
                 raise KeyboardInterrupt
         rate = drawn / spent if spent > 0 else 0.0
-        certify_rate = _certify_rate(rate, seconds)
         live = _next_round(finals, budget, t0, rate)
         for fin in live:
             goal[id(fin)] = min(2 * fin.n, budget.n_select)
         if not live:
-            return rate, certify_rate, seconds
+            return rate, seconds
 
 
 def _draw_halves(mech: Mechanism, fin: _Finalist, scores: list, grids: list, n: int, args,
@@ -1152,7 +1149,9 @@ def _draw_halves(mech: Mechanism, fin: _Finalist, scores: list, grids: list, n: 
 def _certify_rate(rate: float, seconds: np.ndarray, scores: int = 1) -> float:
     """A certifying sample's pairs per second from the race's ``rate`` and its chunks'
     seconds (:data:`TIMES`): scaled by the seconds to draw and score every model over the
-    seconds to draw and score the slowest model alone (``scores`` of them: at most that
+    seconds to draw and score the slowest model alone (a certificate scores one event; the
+    pace comes out too low, never too high, by the thresholds' counting and the race's
+    bookkeeping, both left in; ``scores`` of them: at most that
     many times the slowest, at most every model -- a refining sample's scores,
     :func:`_refine`)."""
     one = seconds[0] + min(seconds[1], scores * seconds[2])
