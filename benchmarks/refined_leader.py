@@ -28,7 +28,8 @@ leader is
 Each choice is scored by what its event's exact probabilities project on the fresh sample
 (2.4·10^8 pairs of independent runs, the certificate the plan would choose, confidence
 0.9); the objective judges at 7.9·10^7 pairs, the size the race's pace affords in the
-benchmark's runs. Printed: median, tenth percentile and minimum over the runs.
+benchmark's runs (``--judged``: the refining stage judges at the pace of the fresh sample,
+about 2.4·10^8). Printed: median, tenth percentile and minimum over the runs.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from privet.stats.bounds import SHARES, projected
 
 SCALE = 20.0   # Lap(2 / 0.1)
 FRESH = 2.4e8  # fresh pairs of the black box's certificate (the benchmark's runs: 2.3-2.7e8)
-JUDGED = 79_000_000  # the fresh sample the objective projects (the race's pace)
+JUDGED = 79_000_000  # the fresh sample the objective projects (the race's pace; --judged)
 SIZES = (1 << 24, 1 << 23, 1 << 22)  # refining samples of three leaders
 
 
@@ -108,8 +109,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--judged", type=float, default=JUDGED,
+                    help="fresh pairs the objective projects (default 7.9e7)")
     opts = ap.parse_args()
-    objective = certificate_objective(JUDGED, 0.9, paired=False, coupled=True)
+    objective = certificate_objective(int(opts.judged), 0.9, paired=False, coupled=True)
     rule = {"crossfit": [], "agreed": []}
     leader = {"value": [], "lower": []}
     for run in range(opts.runs):
