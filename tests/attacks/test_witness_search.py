@@ -540,6 +540,57 @@ def test_a_finalists_event_is_judged_on_the_half_of_its_sample_that_did_not_choo
     assert lucky.value > 0.4 > 0.2 > common.value > 0.1
 
 
+def test_a_refined_finalist_chooses_its_event_with_the_larger_agreed_shrink(monkeypatch):
+    """A refined finalist's event is the one both halves support with each half's counts
+    shrunk by SHRINK_AGREED (3) standard errors. The rare event {ω >= 2} shows 180 against
+    100 in both halves of 10,000 pairs, the common {ω >= 1} 3,200 against 2,500. Projected
+    at 2^20 fresh pairs, the rare one leads after a shrink of 2 (0.23 against 0.18) and the
+    common one after a shrink of 3 (0.15 against 0.06): the shrink of 3 chooses it, and the
+    objective's own shrink of 2 would choose the rare one."""
+    import privet.attacks.witness as witness
+    from privet.attacks.scores import Stat
+    from privet.attacks.threshold import tails
+    from privet.search.blackbox import certificate_objective
+
+    rng = np.random.default_rng(1)
+
+    def outputs(twos: int, ones: int, n: int = 10_000) -> np.ndarray:
+        return rng.permutation(np.r_[np.full(twos, 2.0), np.full(ones, 1.0),
+                                     np.zeros(n - twos - ones)])
+
+    score, grid = Stat("entry", 0), np.array([0.0, 1.0, 2.0])
+    objective = certificate_objective(1 << 20, 0.9, paired=False)
+    item = _Screened(0.0, 0.0, np.zeros(1), np.ones(1), "test")
+    ones, twos = np.array([1.0]), np.array([2.0])
+    chosen = {}
+    for shrink in (witness.SHRINK_AGREED, 2.0):
+        monkeypatch.setattr(witness, "SHRINK_AGREED", shrink)
+        halves = [([tails(score(outputs(180, 3020)), score(outputs(100, 2400)), grid)], 10_000)
+                  for _ in range(2)]
+        fin = _Finalist(item, [("stats", score)], [(grid, False)], np.random.SeedSequence(0),
+                        independent=True, refined=20_000)
+        fin.absorb(halves)
+        witness._evaluate(fin, objective)
+        chosen[shrink] = fin.best.event
+        assert fin.best.counts[0] + fin.best.counts[1] in (6400.0, 360.0)  # both halves'
+    assert chosen[3.0].contains(ones)[0] and chosen[3.0].contains(twos)[0]
+    assert not chosen[2.0].contains(ones)[0] and chosen[2.0].contains(twos)[0]
+    # a discrete score's events (every distinct score a threshold) keep the objective's
+    # shrink, and the finalist's shrunk value is the agreed value at 2 either way
+    from privet.attacks.threshold import best_agreed, oriented
+
+    monkeypatch.setattr(witness, "SHRINK_AGREED", 3.0)
+    halves = [([tails(score(outputs(180, 3020)), score(outputs(100, 2400)), grid)], 10_000)
+              for _ in range(2)]
+    fin = _Finalist(item, [("stats", score)], [(grid, True)], np.random.SeedSequence(0),
+                    independent=True, refined=20_000)
+    fin.absorb(halves)
+    witness._evaluate(fin, objective)
+    its, held = ([(g, True, *c) for g, c in [oriented(h[0][0], grid, 0)]] for h in halves)
+    (want,) = best_agreed(its, held, 10_000, 10_000, objective)
+    assert fin.best.counts == want.counts and fin.lower == pytest.approx(want.value)
+
+
 def test_the_screening_draws_ahead_on_a_process_pool_and_judges_the_pairs_as_in_process():
     """Without a time budget every sample size is fixed, so the pairs the screening draws
     ahead on a process pool (while this process fits the last pair's models) are the pairs
