@@ -561,16 +561,21 @@ def test_a_refined_finalist_chooses_its_event_with_the_larger_agreed_shrink(monk
     score, grid = Stat("entry", 0), np.array([0.0, 1.0, 2.0])
     objective = certificate_objective(1 << 20, 0.9, paired=False)
     item = _Screened(0.0, 0.0, np.zeros(1), np.ones(1), "test")
+
+    def refined(every: bool):  # a refined finalist of two such halves, evaluated
+        halves = [([tails(score(outputs(180, 3020)), score(outputs(100, 2400)), grid)], 10_000)
+                  for _ in range(2)]
+        fin = _Finalist(item, [("stats", score)], [(grid, every)], np.random.SeedSequence(0),
+                        independent=True, refined=20_000)
+        fin.absorb(halves)
+        witness._evaluate(fin, objective)
+        return fin, halves
+
     ones, twos = np.array([1.0]), np.array([2.0])
     chosen = {}
     for shrink in (witness.SHRINK_AGREED, 2.0):
         monkeypatch.setattr(witness, "SHRINK_AGREED", shrink)
-        halves = [([tails(score(outputs(180, 3020)), score(outputs(100, 2400)), grid)], 10_000)
-                  for _ in range(2)]
-        fin = _Finalist(item, [("stats", score)], [(grid, False)], np.random.SeedSequence(0),
-                        independent=True, refined=20_000)
-        fin.absorb(halves)
-        witness._evaluate(fin, objective)
+        fin, _ = refined(False)
         chosen[shrink] = fin.best.event
         assert fin.best.counts[0] + fin.best.counts[1] in (6400.0, 360.0)  # both halves'
     assert chosen[3.0].contains(ones)[0] and chosen[3.0].contains(twos)[0]
@@ -580,12 +585,7 @@ def test_a_refined_finalist_chooses_its_event_with_the_larger_agreed_shrink(monk
     from privet.attacks.threshold import best_agreed, oriented
 
     monkeypatch.setattr(witness, "SHRINK_AGREED", 3.0)
-    halves = [([tails(score(outputs(180, 3020)), score(outputs(100, 2400)), grid)], 10_000)
-              for _ in range(2)]
-    fin = _Finalist(item, [("stats", score)], [(grid, True)], np.random.SeedSequence(0),
-                    independent=True, refined=20_000)
-    fin.absorb(halves)
-    witness._evaluate(fin, objective)
+    fin, halves = refined(True)
     its, held = ([(g, True, *c) for g, c in [oriented(h[0][0], grid, 0)]] for h in halves)
     (want,) = best_agreed(its, held, 10_000, 10_000, objective)
     assert fin.best.counts == want.counts and fin.lower == pytest.approx(want.value)

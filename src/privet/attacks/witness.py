@@ -923,7 +923,7 @@ SHRINK_AGREED = 3.0  # standard errors of each half's counts: a refined finalist
 
 
 def _agreed_picks(fin: _Finalist, objective: Objective) -> list:
-    """A refined finalist's event (:func:`_refine`: its one score, on a large sample): the
+    """A refined finalist's event (:func:`_refine`: its scores, on a large sample): the
     threshold and orientation both halves of its selection sample support
     (:func:`~privet.attacks.threshold.best_agreed`: the lesser of the two halves' shrunk
     values), valued at the lesser of the two halves' values without the shrink. Its
