@@ -107,7 +107,7 @@ def finalist(rng: np.random.Generator, n: int, objective) -> dict:
     return {"crossfit": projection(-crossfit.threshold),
             "agreed": projection(-agreed.threshold),
             "now": projection(-now.threshold),
-            "deep": (-agreed.threshold < -3.0, -now.threshold < -3.0),
+            "deep": (agreed.threshold > 3.0, now.threshold > 3.0),  # ω ≤ -t, t > 3
             "value": min(value(ia, agreed, 0.0), value(ib, agreed, 0.0)),
             "lower": agreed.value,
             # as _agreed_picks ranks: the agreed value at the objective's shrink of 2
@@ -129,7 +129,8 @@ def main() -> None:
     opts = ap.parse_args()
     objective = certificate_objective(int(opts.judged), 0.9, paired=False, coupled=True)
     rule = {"crossfit": [], "agreed": [], "now": []}
-    leader = {"value": [], "lower": [], "lower_now": []}
+    by = {"value": "agreed", "lower": "agreed", "lower_now": "now"}  # ranking: its rule
+    leader: dict[str, list] = {k: [] for k in by}
     deep = [0, 0]
     for run in range(opts.runs):
         rng = np.random.default_rng([opts.seed, run])
@@ -138,9 +139,8 @@ def main() -> None:
             for k in rule:
                 rule[k].append(f[k])
             deep = [d + int(x) for d, x in zip(deep, f["deep"])]
-        for k in leader:
-            leader[k].append(max(fins, key=lambda f: f[k])["now" if k == "lower_now"
-                                                          else "agreed"])
+        for k, chosen in by.items():
+            leader[k].append(max(fins, key=lambda f: f[k])[chosen])
     best = projection(0.0)
     count = len(rule["agreed"])
     print(f"report noisy max releasing its value, (0^5) against (1^5), {opts.runs} runs, "

@@ -950,10 +950,14 @@ def _agreed_picks(fin: _Finalist, objective: Objective) -> list:
     (ca, na), (cb, nb) = fin.halves
     its, mts, held = _items(fin, ca, na, (cb, nb))
     best = None
-    shrunk = functools.partial(objective, shrink=SHRINK_AGREED)
-    for m, (fine, plain) in enumerate(zip(best_agreed(its, held, na, nb, shrunk),
-                                          best_agreed(its, held, na, nb, objective))):
-        ch = plain if its[m][1] else fine  # every distinct score: a discrete one's events
+    choices: list = [None] * len(its)
+    for discrete, judge in ((False, functools.partial(objective, shrink=SHRINK_AGREED)),
+                            (True, objective)):  # every distinct score: a discrete one's
+        group = [m for m, it in enumerate(its) if bool(it[1]) == discrete]
+        for m, ch in zip(group, best_agreed([its[m] for m in group],
+                                            [held[m] for m in group], na, nb, judge)):
+            choices[m] = ch
+    for m, ch in enumerate(choices):
         if ch is None:
             continue
         one, two = (tuple(np.array([c]) for c in choice_counts(*side[m], ch))
