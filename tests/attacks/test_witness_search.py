@@ -549,7 +549,7 @@ def test_a_refined_finalist_chooses_its_event_with_the_larger_agreed_shrink(monk
     objective's own shrink of 2 would choose the rare one."""
     import privet.attacks.witness as witness
     from privet.attacks.scores import Stat
-    from privet.attacks.threshold import tails
+    from privet.attacks.threshold import best_agreed, oriented, tails
     from privet.search.blackbox import certificate_objective
 
     rng = np.random.default_rng(1)
@@ -582,8 +582,6 @@ def test_a_refined_finalist_chooses_its_event_with_the_larger_agreed_shrink(monk
     assert not chosen[2.0].contains(ones)[0] and chosen[2.0].contains(twos)[0]
     # a discrete score's events (every distinct score a threshold) keep the objective's
     # shrink, and the finalist's shrunk value is the agreed value at 2 either way
-    from privet.attacks.threshold import best_agreed, oriented
-
     monkeypatch.setattr(witness, "SHRINK_AGREED", 3.0)
     fin, halves = refined(True)
     its, held = ([(g, True, *c) for g, c in [oriented(h[0][0], grid, 0)]] for h in halves)
