@@ -97,7 +97,12 @@ def run_one(name: str, seed: int, kind: str, quick: bool, executor: str | None,
                "coupled": bool(b.details.get("coupled")),
                "event": w.event if w else None, "d1": list(w.d1) if w else None,
                "d2": list(w.d2) if w else None, "n_confirm": b.details.get("n_confirm"),
-               "winner": b.details.get("winner") or b.details.get("model")}
+               "winner": b.details.get("winner") or b.details.get("model"),
+               # the event as privet rebuilds it (privet.core.events.from_spec) and its fresh
+               # counts, so a run's choice can be judged exactly (benchmarks/rappor_events.py)
+               "event_spec": w.event_spec if w else None,
+               "counts": list(w.counts) if w and w.counts else None,
+               "confirmation": b.details.get("confirmation")}
     out.update(name=name, seed=seed, kind=kind, wall=time.perf_counter() - t0,
                cpu=cpu_seconds() - c0, commit=source_commit())
     return out
