@@ -4,7 +4,7 @@ Reads runs of ``benchmarks/blackbox_dpsniper.py --json FILE`` (those written sin
 keep ``event_spec`` and ``counts``) and, for every run of ``dpsniper.rappor`` and
 ``dpsniper.one_time_rappor``, computes its event's exact probabilities under both inputs by
 enumerating the 2^20 reports (the bits are independent given the Bloom filter, each 1 with
-the probability :func:`bit_probability` gives). It prints, per run:
+the probability ``privet.mechanisms.dpsniper.bit_probability`` gives). It prints, per run:
 
 * the event's exact log-ratio, and the share of the *full pattern* (every differing bit on
   x's side: the event of the largest ratio, the instance's ε) it covers;
@@ -38,15 +38,6 @@ CONFIDENCE = 0.9
 NAMES = ("dpsniper.rappor", "dpsniper.one_time_rappor")
 
 
-def bit_probability(bit: int, f: float, p: float | None = None, q: float | None = None
-                    ) -> float:
-    """P[reported bit = 1] given the Bloom-filter bit: the permanent randomized response
-    keeps it with probability 1 - f (else 1 or 0 with f/2 each); with p and q, it is then
-    reported as 1 with probability q if set and p if not."""
-    keep = 1 - f / 2 if bit else f / 2
-    return keep if p is None or q is None else keep * q + (1 - keep) * p
-
-
 def reports() -> np.ndarray:
     """Every report of the filter's bits, one per row (2^FILTER rows)."""
     codes = np.arange(1 << d.FILTER)
@@ -55,7 +46,8 @@ def reports() -> np.ndarray:
 
 def probabilities(bits: np.ndarray, args: dict, outs: np.ndarray) -> np.ndarray:
     """The probability of every report in ``outs`` given the Bloom filter ``bits``."""
-    one = np.array([bit_probability(int(b), **args) for b in bits])
+    one = np.where(np.asarray(bits) == 1, d.bit_probability(1, **args),
+                   d.bit_probability(0, **args))
     return np.prod(np.where(outs == 1, one, 1 - one), axis=1)
 
 
@@ -116,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     if judged_runs:
         tail = float(stats.binom.sf(above - 1, judged_runs, 1 - CONFIDENCE))
         print(f"certificates above their own event's exact log-ratio: {above} of "
-              f"{judged_runs} (at most a tenth expected; P[Binomial({judged_runs}, 0.1) ≥ "
-              f"{above}] = {tail:.3f})")
+              f"{judged_runs} (at most {1 - CONFIDENCE:.0%} expected; P[Binomial({judged_runs}, "
+              f"{1 - CONFIDENCE:g}) ≥ {above}] = {tail:.3f})")
     return 0
 
 

@@ -336,14 +336,19 @@ def _permanent_rr(noise, bits: np.ndarray, f: float):
     return ops.where(u < f / 2, 1, ops.where(u < f, 0, bits))
 
 
+def bit_probability(bit: int, f: float, p: float | None = None, q: float | None = None
+                    ) -> float:
+    """P[reported bit = 1] given the Bloom-filter bit: the permanent randomized response
+    keeps it with probability 1 - f (else sets it to 1 or 0 with f/2 each); with p and q,
+    the instantaneous one then reports 1 with probability q if set and p if not."""
+    keep = 1 - f / 2 if bit else f / 2  # P[permanent bit = 1]
+    return keep if p is None or q is None else keep * q + (1 - keep) * p
+
+
 def bit_epsilon(f: float, p: float | None = None, q: float | None = None) -> float:
     """The privacy cost of one Bloom-filter bit that differs between two values:
-    ln(P[report 1 | bit set] / P[report 1 | bit unset]) after the permanent randomized
-    response (f) and, with p and q, the instantaneous one."""
-    keep1, keep0 = 1 - f / 2, f / 2  # P[permanent bit = 1 | bit set / unset]
-    if p is None or q is None:
-        return math.log(keep1 / keep0)
-    return math.log((keep1 * q + (1 - keep1) * p) / (keep0 * q + (1 - keep0) * p))
+    ln(P[report 1 | bit set] / P[report 1 | bit unset]) (:func:`bit_probability`)."""
+    return math.log(bit_probability(1, f, p, q) / bit_probability(0, f, p, q))
 
 
 def max_differing_bits(low: int = -10, high: int = 10) -> int:
