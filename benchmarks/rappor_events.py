@@ -14,7 +14,12 @@ the probability ``privet.mechanisms.dpsniper.bit_probability`` gives). It prints
   5·10^7 independent ones), so two boxes or two builds can be compared on fewer runs;
 * ``above``: whether the certificate exceeds its *own event's* exact log-ratio, which a
   sound certificate at confidence 0.9 does in at most a tenth of the runs (a sharper check
-  than the count against the true ε, since most events sit below it).
+  than the count against the true ε, since most events sit below it);
+* for a row with runs of both boxes, the black box's certificate (the exact conditional
+  test of independent pairs) simulated at its runs' median size and event probability,
+  and how often its five-seed median lies above the white box's judged median, above
+  that plus 0.001 and above the true ε: what the rule "white-box median at least the
+  black-box median" leaves to chance even for a better or an exact white box.
 
     .venv/bin/python benchmarks/rappor_events.py benchmarks/results/bw27f.json
 """
@@ -33,6 +38,7 @@ from scipy import stats
 import privet.attacks.events  # noqa: F401 - registers the threshold events with from_spec
 from privet.core.events import from_spec
 from privet.mechanisms import dpsniper as d
+from privet.stats.bounds import conditional_bounds
 
 CONFIDENCE = 0.9
 NAMES = ("dpsniper.rappor", "dpsniper.one_time_rappor")
@@ -72,6 +78,20 @@ def judge(run: dict, outs: np.ndarray) -> dict | None:
             "above": float(run["value"]) > exact}
 
 
+SIMULATED = 20_000  # simulated black-box runs
+SEEDS = 5           # runs per box in a column
+
+
+def simulate_black(p1: float, eps: float, n: int, seed: int = 0) -> np.ndarray:
+    """Certificates of the black box's exact conditional test on ``n`` independent pairs
+    for an event of probabilities ``p1`` and ``p1 e^-eps`` (:data:`SIMULATED` runs)."""
+    p2 = p1 * math.exp(-eps)
+    cells = [p1 * p2, p1 * (1 - p2), p2 * (1 - p1)]
+    counts = np.random.default_rng(seed).multinomial(n, [*cells, 1 - sum(cells)], SIMULATED)
+    n11, n10, n01 = counts[:, 0], counts[:, 1], counts[:, 2]
+    return conditional_bounds(n10, n01, n11 + n10, n11 + n01, n, CONFIDENCE)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json", nargs="+", help="runs of blackbox_dpsniper.py --json")
@@ -83,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     outs = reports()
     above = judged_runs = 0
     for name in NAMES:
+        seen: dict = {}
         for kind in ("black", "white"):
             rows = sorted((r for r in runs if r["name"] == name and r["kind"] == kind),
                           key=lambda r: r["seed"])
@@ -105,6 +126,21 @@ def main(argv: list[str] | None = None) -> int:
                   f"{statistics.median(judged):.4f} (mean {statistics.fmean(judged):.4f})")
             above += sum(j["above"] for _, j in got)
             judged_runs += len(got)
+            seen[kind] = got
+        if len(seen) == 2:
+            black = seen["black"]
+            n = int(statistics.median(r["n_confirm"] for r, _ in black))
+            p1 = statistics.median(j["p1"] for _, j in black)
+            true = black[0][1]["best"]
+            sim = simulate_black(p1, true, n)
+            med5 = np.median(sim[: len(sim) // SEEDS * SEEDS].reshape(-1, SEEDS), axis=1)
+            white = statistics.median(j["judged"] for _, j in seen["white"])
+            print(f"  the black box's certificate simulated ({SIMULATED} runs of {n:.2e} "
+                  f"independent pairs, p = {p1:.5f}): median {np.median(sim):.4f}, spread "
+                  f"{np.std(sim):.4f}; its {SEEDS}-seed median lies above the white box's "
+                  f"judged median {white:.4f} in {np.mean(med5 > white):.1%} of columns, "
+                  f"above {white + 0.001:.4f} in {np.mean(med5 > white + 0.001):.1%}, "
+                  f"above the true {true:.4f} in {np.mean(med5 > true):.1%}")
     if judged_runs:
         tail = float(stats.binom.sf(above - 1, judged_runs, 1 - CONFIDENCE))
         print(f"certificates above their own event's exact log-ratio: {above} of "

@@ -192,8 +192,33 @@ def test_bad_options():
         search(mechs.leaky, confidence=1.5)
     with pytest.raises(InputError, match="unknown option"):
         search(mechs.leaky, iterations=1, bogus=3)
-    with pytest.raises(InputError):
-        search(mechs.leaky, iterations=1, start=(1, 2))
+    with pytest.raises(InputError, match="a pair"):
+        search(mechs.leaky, iterations=1, start=(1,))
+    with pytest.raises(InputError, match="privet event"):
+        search(mechs.leaky, iterations=1, start=(0.0, 1.0, "x > 0"))
+
+
+def test_a_start_pair_without_an_event_goes_to_the_attack(monkeypatch):
+    # a white box takes start=(x, x2) as a black box does: the classifier attack chooses
+    # the event and screens the pair with its own candidates
+    import importlib
+
+    bb = importlib.import_module("privet.search.blackbox")
+    seen, real = [], bb.search_witness
+
+    def spy(*a, **kw):
+        seen.append(kw.get("start"))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(bb, "search_witness", spy)
+    x, x2 = np.zeros(1), np.ones(1)
+    b = search(mechs.leaky, iterations=1, seed=0, start=(x, x2), n_select=1 << 15, **FAST)
+    assert len(seen) == 1 and seen[0][2] is None
+    assert np.array_equal(seen[0][0], x) and np.array_equal(seen[0][1], x2)
+    assert any(r.get("status") == "classifier attack" for r in b.details["trace"])
+    assert b.value > 0.5  # leaky's true epsilon is 1
+    with pytest.raises(InputError, match="attack=False"):
+        search(mechs.leaky, iterations=1, start=(x, x2), attack=False)
 
 
 @pytest.mark.slow

@@ -566,13 +566,14 @@ def _trace_row(rec: dict) -> dict:
 # --------------------------------------------------------------------------------------------
 
 def _check_start(mech: Mechanism, start) -> tuple:
-    try:
-        x, x2, event = start
-    except (TypeError, ValueError):
-        raise InputError("start must be a triple (x, x2, event).") from None
+    """``start`` as (x, x2, event or None): a pair of neighbors, with or without an event."""
+    items = tuple(start) if isinstance(start, (tuple, list)) else ()
+    if len(items) not in (2, 3):
+        raise InputError("start must be a pair (x, x2) or a triple (x, x2, event).")
+    x, x2, event = items[0], items[1], items[2] if len(items) == 3 else None
     xa, xb = mech.domain.check(x), mech.domain.check(x2)
     mech.neighbors.check(xa, xb)
-    if not isinstance(event, Event) and not (event is None and not mech.supports("replay")):
+    if event is not None and not isinstance(event, Event):
         raise InputError(f"the event of start must be a privet event, got {event!r}.")
     return xa.astype(float), xb.astype(float), event
 
@@ -683,8 +684,11 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
 
     ``method``: ``'auto'`` (SLSQP on eps^d when the mechanism uses ``privet.ops`` and has
     real inputs, else derivative-free), ``'slsqp'``, ``'local'``. ``start=(x, x2, event)``
-    seeds the first iteration (x and x2 must be neighbors). Options: ``interval``
-    ('mclt' | 'clt' | 'hoeffding'), ``target`` (4e-3), ``n_start`` (2000), ``n_cap``
+    seeds the first iteration (x and x2 must be neighbors); ``start=(x, x2)`` hands the
+    pair to the classifier attack, which chooses its event and keeps the pair among its
+    finalists (on a white box it then runs where ``attack='auto'`` would skip it; with
+    ``attack=False`` such a start is refused). Options: ``interval`` ('mclt' | 'clt' |
+    'hoeffding'), ``target`` (4e-3), ``n_start`` (2000), ``n_cap``
     (2**17), ``p_min`` (1e-2), ``c`` (50), ``maxiter`` (25), ``budget`` (60 evaluations of
     the derivative-free search), ``box_width`` (3), ``length`` (4), ``input_range``,
     ``bounds``, ``n_opt`` (2**14 samples of the tape used by the optimizer), ``fd_step``
@@ -767,6 +771,14 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     opts = _options(mech, iterations, confidence, "auto" if random_only else method,
                     n_confirm, dict(options))
     starting = _check_start(mech, start) if start is not None else None
+    if starting is not None and starting[2] is None and mech.supports("replay"):
+        # a pair without an event: the classifier attack chooses the event (its witness
+        # search keeps the pair among its finalists); DP-Finder's iterations start at random
+        if random_only or opts.get("attack") is False:
+            raise InputError("start=(x, x2) without an event needs the classifier attack to "
+                             "choose one; give start=(x, x2, event) or drop "
+                             f"{'method=random' if random_only else 'attack=False'}.")
+        opts["attack"] = True
     seed = as_seed(seed)  # recorded in the Bound: a run with seed=None replays too
     root = np.random.SeedSequence(seed)
     it_seeds, confirm_seed, base_seed = root.spawn(3)
@@ -790,7 +802,8 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                 if i and not random_only and _share_spent(opts, t0):
                     break  # the attack family and the fresh sample get the time left
                 rng = np.random.default_rng(seeds[i])
-                st = starting if (i == 0 and starting is not None) else None
+                st = starting if (i == 0 and starting is not None
+                                  and starting[2] is not None) else None
                 records.append(_iteration(mech, rng, resolved, opts, st, not random_only))
                 if bar:
                     bar.advance(task)
