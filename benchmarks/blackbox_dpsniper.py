@@ -53,6 +53,7 @@ import statistics
 import sys
 import time
 
+import numpy as np
 from scipy import stats
 
 from privet.core.text import fmt_p
@@ -231,6 +232,15 @@ def target(name: str, true: float | None, med: float) -> tuple[str, bool]:
     return f"≥ {goal:.4f}", med >= goal
 
 
+def white_reaches(true: float | None, white, black):
+    """Whether the white-box median ``white`` reaches the black-box median ``black`` (either
+    may be a NumPy array of medians): at least it, or, where the true ε is infinite, both at
+    least 5 (the figure is "unbounded": the values grow with the fresh sample, not with the
+    attack)."""
+    unbounded = true is not None and math.isinf(true)
+    return (np.asarray(white) >= black) | (unbounded & (np.minimum(white, black) >= 5))
+
+
 PRIVATE = {"dpsniper.laplace", "dpsniper.noisy_hist1", "dpsniper.report_noisy_max1",
            "dpsniper.report_noisy_max2", "dpsniper.svt1", "dpsniper.svt2",
            "dpsniper.laplace_parallel", "dpsniper.numerical_svt"}
@@ -270,10 +280,7 @@ def report(names: list[str], runs: list[dict], a) -> None:
             if black:
                 white_both += 1
                 wmed = statistics.median(white)
-                # where the true epsilon is infinite the figure is "unbounded": both >= 5
-                # reach it (their values grow with the fresh sample, not with the attack)
-                reached = wmed >= med or (true is not None and math.isinf(true)
-                                          and min(wmed, med) >= 5)
+                reached = bool(white_reaches(true, wmed, med))
                 white_ok += reached
                 if not reached:
                     white_below.append(f"{name[9:]} ({fmt(wmed)} < {fmt(med)})")
