@@ -65,8 +65,8 @@ def test_bad_input_gets_one_sentence_and_exit_2(user_file, capsys):
     cases = [
         (["search", f"{user_file}:one", "--calling", "vectorized"], "use --calling blackbox"),
         (["search", f"{user_file}:vec", "--domain", "int:0:0", "--length", "1"], "--domain"),
-        (["detect", f"{user_file}:vec", "--neighbors", "all:5", "--domain", "int:0:2",
-          "--length", "2", "--claimed", "1"], "--neighbors all:5"),
+        (["detect", f"{user_file}:vec", "--neighbors", "add-remove", "--domain", "int:0:2",
+          "--length", "2", "--claimed", "1"], "drop --length"),
         (["search", f"{user_file}:vec", "--method", "slsqp"], "--method slsqp"),
     ]
     for argv, text in cases:
@@ -133,3 +133,48 @@ def test_couple_flag_reaches_search(user_file, monkeypatch):
     for extra in (["--couple", "off"], ["--couple", "on"], []):
         assert main(base + extra) == 2  # the fake's error
     assert seen == [False, True, "auto"]
+
+
+def test_a_typo_suggests_the_file_s_own_functions_not_its_imports(user_file):
+    # "hostile.py:nope" suggested 'np'
+    with pytest.raises(PrivetError) as err:
+        load_target(f"{user_file}:vek")
+    text = str(err.value)
+    assert "did you mean 'vec'?" in text and "'np'" not in text
+    assert "Its functions: one, statdp_style, two, vec." in text
+
+
+def test_a_relation_that_leaves_the_domain_names_the_flag_to_change(user_file):
+    # both were blamed on the neighbor distance
+    with pytest.raises(PrivetError, match="drop --length"):
+        load_target(f"{user_file}:vec", neighbors="add-remove", domain="int:0:3", length="4")
+    with pytest.raises(PrivetError, match="holds no integer"):
+        load_target(f"{user_file}:vec", neighbors="one:1", domain="int:0.5:0.7", length="4")
+
+
+@pytest.mark.parametrize("returned, said", [(None, "returned None"),
+                                            (3.0, "returned float 3.0"),
+                                            ("rows+1", "returned 65 outputs")])
+def test_a_vectorized_box_that_returns_no_batch_is_told_so_in_its_own_terms(returned, said):
+    # "returned a scalar for a batch of 64; every draw has a leading batch axis" is the
+    # noise API's wording, which a vectorized box never sees
+    from privet.core.noise import Sampler
+
+    def m(a, n_samples):
+        return np.zeros(n_samples + 1) if returned == "rows+1" else returned
+
+    box = privet.from_vectorized(m, epsilon=1.0, name="m")
+    with pytest.raises(MechanismError, match=r"m\(a, n_samples\) must return n_samples") as e:
+        box.run(Sampler(0, 64), [0.0])
+    assert said in str(e.value)
+
+
+def test_a_distance_wider_than_the_domain_still_finds_pairs_inside_it(user_file, capsys):
+    # 'all:5' on the integers 0..2 was refused, though every two inputs of the domain are
+    # neighbors: the patterns are clipped to it, and the violation is found (sum + Lap(2)
+    # moves by up to 4 on two entries: ε = 2 against the claimed 1)
+    argv = ["detect", f"{user_file}:vec", "--neighbors", "all:5", "--domain", "int:0:2",
+            "--length", "2", "--claimed", "1", "--n-select", "5000", "--n-final", "20000",
+            "--float-features", "off", "--no-progress", "--seed", "1"]
+    assert main(argv) == 1
+    assert "violation found" in capsys.readouterr().out

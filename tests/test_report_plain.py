@@ -43,3 +43,27 @@ def test_reports_show_plain_values(pages):
 def test_a_closed_form_only_when_exact(pages):
     assert "closed form ln(4)" in pages["exact fractions"]
     assert "ln(" not in pages["exact"] and "--fractions" in pages["exact"]
+
+
+def test_an_interrupted_search_shows_no_certified_bound():
+    # Ctrl-C before the certificate: the table said "ε ≥ 0 with confidence 0.9" above the
+    # verdict "nothing certified"
+    import io
+
+    from rich.console import Console
+
+    from privet.core.results import Bound
+    from privet.report.search import summary_table
+
+    def text(b):
+        out = io.StringIO()
+        Console(file=out, width=150).print(summary_table(b))
+        return out.getvalue()
+
+    cut = Bound(mechanism="m", value=0.0, confidence=0.9, method="attack (black box)",
+                details={"interrupted": True, "verdict": "interrupted before the certificate "
+                                                         "(nothing certified)"})
+    assert "ε ≥ 0" not in text(cut) and "interrupted before anything was certified" in text(cut)
+    done = Bound(mechanism="m", value=0.0, confidence=0.9, method="attack (black box)",
+                 details={"verdict": "no violation found"})
+    assert "ε ≥ 0 with confidence 0.9" in text(done)

@@ -251,3 +251,25 @@ def test_a_declared_output_length_sizes_chunks_without_a_run():
 
     rows = chunk_for(bits, 200_000)
     assert rows * 50 * 8 <= CHUNK_BYTES and not calls
+
+
+OWN_RNG = np.random.default_rng()  # a black box's generator of its own, module level
+
+
+def _own_rng_box(a, n):
+    return OWN_RNG.random(n)
+
+
+def test_forked_workers_do_not_repeat_a_black_box_s_own_generator():
+    # every worker inherits OWN_RNG's state: without a fresh one per worker, the chunks
+    # that two workers drew were copies of each other (a tester saw every draw of one
+    # worker repeated in the other); uniform doubles repeat only by such copying
+    from privet.execution import collect
+
+    box = privet.from_vectorized(_own_rng_box, epsilon=1.0, name="own generator")
+    pool = ProcessPool(workers=2)
+    try:
+        out = collect(box, [0.0], 40_000, seed=3, chunk=2_000, executor=pool)
+    finally:
+        pool.close()
+    assert len(out) == 40_000 and len(np.unique(out)) == 40_000

@@ -86,6 +86,25 @@ def test_replay_rejects_changed_draws():
         shape_depends.run(rep.rewind(), [1, 2, 3])
 
 
+def test_replay_with_fresh_draws_what_changed_and_shares_the_rest():
+    @privet.mechanism(epsilon=1.0)
+    def scale_depends(noise, x, *, epsilon):
+        shared = noise.laplace(1.0)                  # the same law on every input
+        own = noise.laplace(1.0 + float(x[0]))       # its scale changes with the input
+        return np.stack([shared, own], axis=1)
+
+    n = 100_000
+    src = Sampler(0, n)
+    rep = Replay(src, fresh=src)
+    a = scale_depends.run(rep, [0.0])
+    b = scale_depends.run(rep.rewind(), [1.0])
+    assert np.array_equal(a[:, 0], b[:, 0])          # the unchanged draw is replayed
+    # the changed one is drawn afresh at its own scale: |Lap(b)| has mean b and standard
+    # deviation b, so its sample mean is b within five standard errors b * 5 / sqrt(n)
+    assert abs(np.mean(np.abs(b[:, 1])) - 2.0) < 2.0 * 5 / np.sqrt(n)
+    assert abs(np.corrcoef(a[:, 1], b[:, 1])[0, 1]) < 5 / np.sqrt(n)  # independent of x's
+
+
 def test_enumerate_rejects_continuous_noise_naming_the_draw():
     with pytest.raises(NotEnumerableError, match=r"draw #1: noise laplace"):
         lap_max.distribution([1, 2])
@@ -182,3 +201,21 @@ def test_declaring_numpys_sampler_changes_nothing():
     a = Sampler(np.random.default_rng(3), 100).laplace(1.5)
     b = Sampler(np.random.default_rng(3), 100).laplace(1.5, sampler="numpy")
     assert np.array_equal(a, b)
+
+
+def test_exact_enumeration_takes_float_probabilities_that_sum_to_one_up_to_round_off():
+    # a softmax's floats sum to 0.9999999999999999: fractions=True refused them
+    w = np.exp(np.array([0.0, 0.5, 0.25]))
+    probs = (w / w.sum()).tolist()
+    dist = enumerate_outputs(lambda noise: noise.discrete([0, 1, 2], probs), exact=True)
+    assert dist.exact and sum(dist.probs) == 1
+    assert [float(p) for p in dist.probs] == pytest.approx(probs, rel=1e-12)
+    with pytest.raises(NoiseError, match="sum to 1"):
+        enumerate_outputs(lambda noise: noise.discrete(
+            [0, 1], [Fraction(1, 3), Fraction(2, 3) - Fraction(1, 10**12)]), exact=True)
+
+
+def test_an_infinite_noise_scale_is_named_as_a_number():
+    # the message printed the sentinel name: "got ABORTED"
+    with pytest.raises(NoiseError, match="must be positive and finite, got ∞"):
+        Sampler(0, 4).laplace(float("inf"))

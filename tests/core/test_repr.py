@@ -60,3 +60,14 @@ def test_every_result_type_has_a_short_repr_and_a_sentence(det):
     assert str(objs[5]) == ("ex3: violation (exact): observation sequence ~0 under secrets nc vs c "
                             "at p = 1/2")
     assert "verdict" in objs[3].summary()
+
+
+def test_numbers_above_a_claim_print_with_the_digits_that_show_it():
+    # "violation (exact): exact ε = 1.099 > claimed 1.099" read as a contradiction
+    from privet.core.text import fmt_apart
+
+    assert fmt_apart(1.000178, 1.0) == ("1.0002", "1")
+    a, b = fmt_apart(1.0986123, 1.0986122887)
+    assert a != b and float(a) > float(b)
+    assert fmt_apart(0.5, 0.5) == ("0.5", "0.5")
+    assert fmt_apart(2.5, 1) == ("2.5", "1")

@@ -172,3 +172,45 @@ def test_privet_detect_stays_callable_after_the_package_is_imported():
     second = privet.detect(mech, n_select=2000, n_final=4000, seed=9)
     assert first.p_value == second.p_value
     assert module.pvalue_curve is pvalue_curve
+
+
+def _laplace_box(eps_used: float):
+    def m(a, n):
+        return np.asarray(a, float)[0] + np.random.default_rng().laplace(0, 1 / eps_used, n)
+    return privet.from_vectorized(m, epsilon=0.5, neighbors=privet.neighbors.one_differs(1),
+                                  domain=privet.Domain(length=1, low=0, high=4), name="box")
+
+
+@pytest.mark.parametrize("where", ["search", "final test"])
+def test_ctrl_c_in_the_classifier_attack_is_not_a_complete_pass(monkeypatch, where):
+    # Ctrl-C in the black box's classifier attack used to leave StatDP's answer standing
+    # as if complete ("no violation found", not interrupted): now the run is marked
+    # interrupted, reads inconclusive, and StatDP's p-value keeps the Bonferroni factor
+    from privet.detect import attack
+
+    if where == "search":
+        monkeypatch.setattr(attack, "search_witness", lambda *a, **k: (None, [], True))
+    else:
+        import importlib
+
+        detect_pkg = importlib.import_module("privet.detect")
+
+        def stop(*a, **k):
+            raise KeyboardInterrupt
+        monkeypatch.setattr(detect_pkg, "test_event", stop)
+    r = privet.detect(_laplace_box(0.5), seed=1, n_select=4000, n_final=20_000,
+                      float_features="off")
+    assert r.details["interrupted"] is True
+    assert r.verdict.startswith("inconclusive: interrupted")
+    assert r.p_value == min(1.0, 2 * r.candidates[0].details["p_uncorrected"])
+
+
+def test_the_attack_s_final_test_counts_among_the_samples_drawn():
+    # the header said "18,000 samples (rejected at look 1)" where the p-value came from the
+    # classifier attack's own final test of 100,000 per input
+    r = privet.detect(_laplace_box(2.0), seed=1, n_select=4000, n_final=20_000,
+                      float_features="off")
+    attack = [c for c in r.candidates if c.details.get("family") == "classifier attack"]
+    assert attack and attack[0].n == (20_000, 20_000)
+    assert r.details["samples"] >= 40_000
+    assert "classifier attack's final test: 20,000 per input" in r.details["stopped"]

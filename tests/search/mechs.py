@@ -67,6 +67,30 @@ def geometric(noise, x):
 
 @privet.mechanism(epsilon=0.1, neighbors=privet.neighbors.all_differ(1.0))
 def shape_shifter(noise, x):
-    """Bad: the number of draws depends on the input."""
+    """The number of draws depends on the input (Lap(1) against the sum of two): not
+    0.1-DP, the ratio of the two densities grows without bound in the tails."""
     k = 1 + int(x[0] > 0)
     return noise.laplace(1.0, shape=k).sum(axis=1)
+
+
+EM_DOMAIN = Domain(length=3, integer=True, low=0, high=2)
+
+
+@privet.mechanism(epsilon=1.0, neighbors=privet.neighbors.all_differ(1.0), domain=EM_DOMAIN,
+                  output=Output.categorical((0, 1, 2)))
+def exp_mech(noise, x, *, epsilon, half=True):
+    """The exponential mechanism over three candidates of utilities x (sensitivity 1): its
+    draw's probabilities depend on the input. ε-DP with ``half`` (weights e^{ε u / 2}), 2ε
+    without."""
+    w = np.exp((epsilon / 2 if half else epsilon) * np.asarray(x, float))
+    return noise.discrete([0, 1, 2], w / w.sum())
+
+
+@privet.mechanism(epsilon=float(np.log(3.0)), neighbors=privet.neighbors.all_differ(1.0),
+                  domain=Domain(length=1, integer=True, low=0, high=1),
+                  output=Output.categorical((0, 1)))
+def hidden_coin(noise, x):
+    """Randomized response whose coin comes from np.random, not from noise: invisible to
+    privet's interpreters."""
+    flip = (np.random.random(noise.size) < 0.25).astype(np.int64)
+    return (np.asarray(x, np.int64)[0] + flip) % 2

@@ -47,3 +47,19 @@ def test_white_box_exact_pair_for_enumerable_noise():
     r = privet.search(lib.get("gaussian.discrete"), n_select=20_000, seed=0)
     assert r.confidence == 1.0 and r.method.startswith("exact enumeration")
     assert 0 < r.delta_lower <= 1e-5        # the exact δ(1) of one pair, ≤ the claim
+
+
+def test_a_violation_elsewhere_on_the_curve_is_named_in_the_verdict():
+    # a Gaussian claimed as pure 0.5-DP, searched at δ = 0.1: δ(ε) and ε(δ) at the asked
+    # points are within the claim, the curve is not (ε(δ) grows without bound as δ -> 0);
+    # the verdict read "violation" while citing only the figures inside the claim
+    @privet.mechanism(epsilon=0.5, neighbors=privet.neighbors.all_differ(1.0),
+                      domain=privet.Domain(length=1, low=0, high=1))
+    def gauss_as_pure(noise, x):
+        return x[0] + noise.gaussian(2.0)
+
+    r = privet.search(gauss_as_pure, seed=0, delta=0.1)
+    assert r.violates and not r.details["delta_violation"]
+    j = int(np.argmax(np.asarray(r.curve_epsilon) - np.asarray(r.claimed_curve)))
+    assert r.curve_epsilon[j] > r.claimed_curve[j]
+    assert "> claimed 0.5" in r.verdict

@@ -11,9 +11,9 @@ import pytest
 import privet
 from privet.core.errors import (
     InputError,
+    MechanismError,
     NeighborError,
     ParameterError,
-    ReplayError,
 )
 from privet.core.events import Interval, Singleton
 from privet.core.mechanism import Domain, Output
@@ -179,10 +179,59 @@ def test_bad_input_non_neighbor_start():
         search(mechs.above_threshold, iterations=1, seed=0, start=start, **FAST)
 
 
-def test_bad_input_draws_that_change_shape_under_replay():
-    start = (np.array([-0.5]), np.array([0.5]), Interval(-math.inf, 0.0))
-    with pytest.raises(ReplayError, match="must not depend on the input"):
-        search(mechs.shape_shifter, iterations=1, seed=0, start=start, **FAST)
+def test_draws_that_change_shape_with_the_input_are_drawn_afresh():
+    # x' = 0.5 asks for two draws where x = -0.5 recorded one: its draws are fresh, so M(x')
+    # is still the sum of two Lap(1) (variance 4) beside M(x)'s Lap(1) (variance 2)
+    from privet.attacks.sampling import draw_pair
+
+    n = 200_000
+    o1, o2 = draw_pair(mechs.shape_shifter, [-0.5], [0.5], n, None, 0, True)
+    # the sample variance of Laplace draws has standard error sqrt((m4 - s^4) / n):
+    # m4 = 24 b^4 for Lap(b); five standard errors
+    assert abs(np.var(o1) - 2.0) < 5 * math.sqrt((24 - 4) / n)
+    assert abs(np.var(o2) - 4.0) < 5 * math.sqrt((2 * 24 + 6 * 4 - 16) / n)
+    # and the search runs (it refused before) and certifies the violation of 0.1 in a tail
+    start = (np.array([-0.5]), np.array([0.5]), Interval(6.0, math.inf))
+    r = search(mechs.shape_shifter, iterations=1, seed=0, start=start, attack=False, **FAST)
+    assert r.value > 0.1 and r.violates
+
+
+def _exact_em_epsilon(half: bool) -> float:
+    """The exponential mechanism's exact ε by brute force over its domain (all_differ(1):
+    every entry moves by at most 1)."""
+    import itertools
+
+    eps = 1.0 / 2 if half else 1.0
+    xs = [np.array(v, float) for v in itertools.product(range(3), repeat=3)]
+
+    def probs(x):
+        w = np.exp(eps * x)
+        return w / w.sum()
+
+    return max(float(np.max(np.abs(np.log(probs(a)) - np.log(probs(b)))))
+               for a in xs for b in xs if np.max(np.abs(a - b)) <= 1)
+
+
+@pytest.mark.parametrize("half", [True, False])
+def test_input_dependent_probabilities_search_to_the_exact_epsilon(half):
+    # the exponential mechanism's probabilities change with the input: Replay used to
+    # refuse it ("draws must not depend on the input"); its pairs now draw that draw
+    # afresh, and the finite noise confirms the witness exactly
+    mech = mechs.exp_mech.replace(args={"half": half})
+    r = search(mech, seed=0, seconds=10)
+    assert r.confidence == 1.0
+    assert r.value == pytest.approx(_exact_em_epsilon(half), rel=1e-9)
+    assert r.violates == (not half)
+
+
+@pytest.mark.parametrize("engine", ["exact", "search", "detect"])
+def test_randomness_outside_noise_is_refused(engine):
+    # enumeration saw a deterministic function and called randomized response an exact
+    # violation (ε = ∞); every engine refuses it in one sentence instead
+    run = {"exact": lambda m: privet.exact(m), "search": lambda m: search(m, seed=0, seconds=5),
+           "detect": lambda m: privet.detect(m, seed=0)}[engine]
+    with pytest.raises(MechanismError, match="draws randomness outside privet's noise"):
+        run(mechs.hidden_coin)
 
 
 def test_bad_options():

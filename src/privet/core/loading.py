@@ -69,11 +69,18 @@ def one_line(err: BaseException) -> str:
 def suggest_name(module: Any, attr: str) -> str:
     """'; did you mean ...? Mechanisms in it: ...' for a typo in a target's name."""
     import difflib
+    import inspect
 
     names = [n for n in dir(module) if not n.startswith("_")]
     mechs = [n for n in names if isinstance(getattr(module, n), Mechanism)]
-    close = difflib.get_close_matches(attr, mechs or names, n=1)
+    # a file of implementations has no Mechanism: its own functions, not what it imported
+    # (a typo must not suggest 'np')
+    own = [n for n in names if inspect.isfunction(getattr(module, n))
+           and getattr(getattr(module, n), "__module__", None) == module.__name__]
+    kind, pool = ("mechanisms", mechs) if mechs else ("functions", own)
+    close = difflib.get_close_matches(attr, pool, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else "."
-    if mechs:
-        hint += f" Its mechanisms: {', '.join(mechs[:10])}."
+    if pool:
+        more = f" ({len(pool)} in all)" if len(pool) > 10 else ""
+        hint += f" Its {kind}: {', '.join(pool[:10])}{more}."
     return hint

@@ -14,6 +14,7 @@ one output per call), :func:`from_vectorized` (DP-Sniper's ``m(a, n_samples)``) 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import importlib
 import inspect
@@ -32,6 +33,7 @@ from .errors import (
     InputError,
     MechanismError,
     NoiseError,
+    ParameterError,
     PrivetError,
     UnsupportedError,
     check_epsilon,
@@ -76,6 +78,19 @@ class Domain:
     integer: bool = False
     low: float = -math.inf
     high: float = math.inf
+
+    def __post_init__(self):
+        object.__setattr__(self, "length", _domain_length(self.length))
+        try:
+            low, high = float(self.low), float(self.high)
+        except (TypeError, ValueError):
+            low = high = math.nan
+        if math.isnan(low) or math.isnan(high):
+            raise ParameterError(f"the domain's low={self.low!r} and high={self.high!r} must "
+                                 "both be numbers; use -math.inf or math.inf for no bound.")
+        if low > high:
+            raise ParameterError(f"the domain's low={low:g} is above its high={high:g}; give "
+                                 "low <= high.")
 
     def describe(self) -> str:
         kind = "integers" if self.integer else "reals"
@@ -147,6 +162,32 @@ class Domain:
         values = np.arange(int(self.low), int(self.high) + 1)
         grids = np.meshgrid(*([values] * int(n)), indexing="ij")
         return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
+
+
+def _domain_length(length: Any) -> int | tuple[int, int] | None:
+    """A domain's ``length`` checked: None (any length), a whole number n >= 1 or a pair
+    (min, max) with 0 <= min <= max (an empty input is legal in a range, for add/remove)."""
+    def whole(v: Any) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+    if length is None:
+        return None
+    if whole(length):
+        if length < 1:
+            raise ParameterError(
+                f"the domain's length={length!r} is below 1; give length=n with n >= 1 "
+                "entries, length=(min, max) for a range, or length=None for any length.")
+        return int(length)
+    if isinstance(length, (tuple, list)) and len(length) == 2 and all(map(whole, length)):
+        lo, hi = int(length[0]), int(length[1])
+        if not 0 <= lo <= hi:
+            raise ParameterError(
+                f"the domain's length={tuple(length)!r} is not a range of lengths; give "
+                "length=(min, max) with 0 <= min <= max.")
+        return (lo, hi)
+    raise ParameterError(
+        f"the domain's length={length!r} is not a length; give length=n with n >= 1 "
+        "entries, length=(min, max) for a range, or length=None for any length.")
 
 
 @dataclass(frozen=True)
@@ -221,6 +262,48 @@ CAPABILITY_WORDS = {
     "sample": "sampling",
 }
 
+# the spec keywords of the adapters (from_statdp, from_vectorized, from_blackbox), beyond
+# the function, epsilon= and name=
+ADAPTER_SPEC = ("delta", "rho", "neighbors", "domain", "output", "args", "arg_ranges",
+                "noise_args", "true_epsilon", "true_delta", "true_profile", "source",
+                "description")
+
+
+def _check_spec_types(neighbors: Any, domain: Any) -> None:
+    """One sentence when ``neighbors`` is not a neighbor relation or ``domain`` not a Domain."""
+    if not isinstance(neighbors, Neighbors):
+        raise PrivetError(
+            f"neighbors={neighbors!r} is not a privet neighbor relation; give one of "
+            "privet.neighbors.all_differ(), one_differs(), add_remove(), replace_one() or "
+            "custom(predicate)."
+        )
+    if not isinstance(domain, Domain):
+        raise PrivetError(
+            f"domain={domain!r} is not a privet.Domain; give privet.Domain(length=..., "
+            "integer=..., low=..., high=...)."
+        )
+
+
+def _check_keywords(given: Mapping[str, Any], accepted: Sequence[str], where: str) -> None:
+    """One sentence naming the first keyword of ``given`` that ``where`` does not take."""
+    for key in given:
+        if key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise PrivetError(
+                f"unknown argument {key!r} to {where}; {hint}it takes "
+                f"{', '.join(accepted)}."
+            )
+
+
+def _check_callable(f: Any, adapter: str, shape: str) -> None:
+    """One sentence when the function to wrap is not callable."""
+    if not callable(f):
+        raise PrivetError(
+            f"{adapter} wraps a function {shape}, but got {type(f).__name__} {f!r:.60}; "
+            "pass the function itself."
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class Mechanism:
@@ -248,14 +331,12 @@ class Mechanism:
     true_profile: Callable[[float], float] | None = None   # the true ε(δ), when known
 
     def __post_init__(self):
-        Claim.make(self.epsilon, self.delta, self.rho)  # one sentence on a wrong combination
-        if self.epsilon is not None:
-            check_epsilon(self.epsilon, "the claimed epsilon")
-        if not isinstance(self.neighbors, Neighbors):
-            raise PrivetError(
-                f"neighbors must be a privet neighbor relation (privet.neighbors.*), got "
-                f"{self.neighbors!r}."
-            )
+        claim = Claim.make(self.epsilon, self.delta, self.rho)  # one sentence when wrong
+        # keep the checked numbers: a claim given as "1" or 1 is stored as the float 1.0
+        object.__setattr__(self, "epsilon", None if claim is None else claim.epsilon)
+        object.__setattr__(self, "delta", 0.0 if claim is None else claim.delta)
+        object.__setattr__(self, "rho", None if claim is None else claim.rho)
+        _check_spec_types(self.neighbors, self.domain)
         if self.kind not in SUPPORTS:
             raise PrivetError(f"unknown mechanism kind {self.kind!r}.")
 
@@ -461,6 +542,7 @@ def mechanism(
     rho: float | None = None,
     true_delta: float | None = None,
     true_profile: Callable[[float], float] | None = None,
+    **unknown: Any,
 ) -> Any:
     """Decorate ``fn(noise, x, **args)`` as a privet :class:`Mechanism`.
 
@@ -469,7 +551,13 @@ def mechanism(
     ((ε, δ)-DP) or ``rho=`` (ρ-zCDP, see :class:`privet.core.claims.Claim`); each is passed
     to ``fn`` as the keyword of the same name when ``fn`` takes one.
     """
-    Claim.make(epsilon, delta, rho)  # a wrong claim fails at the decorator, in one sentence
+    _check_keywords(unknown, MECHANISM_KEYWORDS, "@privet.mechanism")
+    claim = Claim.make(epsilon, delta, rho)  # a wrong claim fails here, in one sentence
+    if claim is not None:  # the checked numbers ("1" is 1.0), as the Mechanism keeps them
+        epsilon, delta, rho = claim.epsilon, claim.delta, claim.rho
+    neighbors = neighbors if neighbors is not None else all_differ()
+    domain = domain if domain is not None else Domain()
+    _check_spec_types(neighbors, domain)
 
     def wrap(f: Callable) -> Mechanism:
         if not callable(f):
@@ -511,7 +599,7 @@ def mechanism(
             fn=f, name=name or f.__name__, epsilon=epsilon, delta=delta, rho=rho,
             true_delta=true_delta, true_profile=true_profile,
             passes_delta="delta" in sig.parameters, passes_rho="rho" in sig.parameters,
-            neighbors=neighbors or all_differ(), domain=domain or Domain(), args=defaults,
+            neighbors=neighbors, domain=domain, args=defaults,
             arg_ranges=dict(arg_ranges or {}), noise_args=tuple(noise_args),
             output=output or Output(), true_epsilon=true_epsilon, source=source,
             description=(inspect.getdoc(f) or "").split("\n")[0], passes_epsilon=takes_eps,
@@ -523,9 +611,17 @@ def mechanism(
     return wrap
 
 
+# the keywords @privet.mechanism takes (named in the sentence on an unknown one)
+MECHANISM_KEYWORDS = tuple(
+    p.name for p in inspect.signature(mechanism).parameters.values()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+
 # -- adapters ------------------------------------------------------------------------------
 
-def _spec_kwargs(kw: dict) -> dict:
+def _spec_kwargs(kw: dict, adapter: str) -> dict:
+    """The spec keywords of ``adapter`` with their defaults; one sentence on an unknown one."""
+    _check_keywords(kw, ("epsilon", "name") + ADAPTER_SPEC, adapter)
     kw = dict(kw)
     kw.setdefault("neighbors", all_differ())
     kw.setdefault("domain", Domain())
@@ -612,7 +708,13 @@ class _StatDPRunner:
     def __init__(self, f: Callable, name: str):
         self.f, self.name = f, name
 
-    def __call__(self, noise: Noise, x: np.ndarray, *, epsilon: float, **kw: Any) -> np.ndarray:
+    def __call__(self, noise: Noise, x: np.ndarray, *, epsilon: float | None = None,
+                 **kw: Any) -> np.ndarray:
+        if epsilon is None:  # a spec replaced without one (rho=, epsilon=None): not f's fault
+            raise ParameterError(
+                f"the StatDP-style function {self.name!r} takes its epsilon, but the "
+                "mechanism claims none; give the claimed epsilon (from_statdp(f, epsilon=...) "
+                "or mechanism.replace(epsilon=...)).")
         return _per_sample(lambda rng: self.f(rng, x, epsilon, **kw), noise, self.name)
 
 
@@ -632,11 +734,22 @@ class _VectorizedRunner:
                 f"mechanism {self.name!r} is vectorized but opaque: it can only be sampled."
             )
         if self.takes_rng:
-            return np.asarray(self.m(x, noise.size, rng=noise.rng))
+            return self._rows(self.m(x, noise.size, rng=noise.rng), noise.size)
         seed = int(noise.rng.integers(0, 2**32 - 1))
         np.random.seed(seed)
         random.seed(seed)
-        return np.asarray(self.m(x, noise.size))
+        return self._rows(self.m(x, noise.size), noise.size)
+
+    def _rows(self, out: Any, n: int) -> np.ndarray:
+        """``out`` as an array, refused in the vectorized convention's words when it is not
+        one output per sample (the noise API's "leading batch axis" means nothing here)."""
+        if out is None or np.ndim(out) == 0 or len(out) != n:
+            got = ("None" if out is None else f"{type(out).__name__} {out!r:.40}"
+                   if np.ndim(out) == 0 else f"{len(out)} outputs")
+            raise MechanismError(
+                f"{self.name}(a, n_samples) must return n_samples outputs (one per sample, "
+                f"here {n}), but it returned {got}.")
+        return np.asarray(out)
 
 
 class _BlackBoxRunner:
@@ -660,15 +773,24 @@ class _BlackBoxRunner:
 def from_statdp(f: Callable, epsilon: float, name: str | None = None, **spec) -> Mechanism:
     """Wrap a StatDP-style ``f(prng, queries, epsilon, **kw)`` returning one output per call.
 
-    ``prng`` is a NumPy ``Generator``, a stream of its own for every call (so the i-th calls
-    of two runs given the same seed draw the same numbers). Variable-length outputs (lists)
-    are padded with ABORTED. The wrapped mechanism can only be sampled (one Python call per
-    sample; the process-pool executor spreads the calls over the cores).
+    ``epsilon`` is the claimed epsilon, the one ``f`` is called with (required: the test ε
+    of :func:`privet.detect` does not replace it). ``prng`` is a NumPy ``Generator``, a
+    stream of its own for every call (so the i-th calls of two runs given the same seed draw
+    the same numbers). Variable-length outputs (lists) are padded with ABORTED. The wrapped
+    mechanism can only be sampled (one Python call per sample; the process-pool executor
+    spreads the calls over the cores).
     """
-    extra = dict(spec.pop("args", {}) or {})
+    _check_callable(f, "from_statdp", "f(prng, queries, epsilon, **kw)")
     nm = name or getattr(f, "__name__", "statdp_mechanism")
-    return Mechanism(fn=_StatDPRunner(f, nm), name=nm, epsilon=epsilon, kind="statdp",
-                     args=extra, **_spec_kwargs(spec))
+    if epsilon is None:
+        raise ParameterError(
+            f"from_statdp needs the claimed epsilon of {nm!r}, since a StatDP-style function "
+            "takes its epsilon as an argument; give epsilon=... (the test ε of detect does not "
+            "replace it)."
+        )
+    spec = _spec_kwargs(spec, "from_statdp")
+    spec["args"] = dict(spec.get("args") or {})
+    return Mechanism(fn=_StatDPRunner(f, nm), name=nm, epsilon=epsilon, kind="statdp", **spec)
 
 
 def from_vectorized(m: Callable, epsilon: float | None = None, name: str | None = None,
@@ -679,9 +801,10 @@ def from_vectorized(m: Callable, epsilon: float | None = None, name: str | None 
     are seeded from the chunk's seed before each call, so runs stay reproducible (and the
     runs of two inputs can share their seeds: common random numbers).
     """
+    _check_callable(m, "from_vectorized", "m(a, n_samples)")
     nm = name or getattr(m, "__name__", "vectorized_mechanism")
     return Mechanism(fn=_VectorizedRunner(m, nm), name=nm, epsilon=epsilon, kind="vectorized",
-                     passes_epsilon=False, **_spec_kwargs(spec))
+                     passes_epsilon=False, **_spec_kwargs(spec, "from_vectorized"))
 
 
 def _check_blackbox_signature(f: Callable, name: str, args: Mapping[str, Any]) -> None:
@@ -713,10 +836,13 @@ def from_blackbox(f: Callable, epsilon: float | None = None, name: str | None = 
     the runs of two inputs can share their seeds: common random numbers). The
     claim is ``epsilon=``, ``epsilon=, delta=`` or ``rho=`` as for :func:`mechanism`.
     """
+    _check_callable(f, "from_blackbox", "f(x)")
     nm = name or getattr(f, "__name__", "blackbox_mechanism")
+    spec = _spec_kwargs(spec, "from_blackbox")
+    _check_spec_types(spec["neighbors"], spec["domain"])
     _check_blackbox_signature(f, nm, spec.get("args") or {})
     return Mechanism(fn=_BlackBoxRunner(f, nm), name=nm, epsilon=epsilon, kind="blackbox",
-                     passes_epsilon=False, **_spec_kwargs(spec))
+                     passes_epsilon=False, **spec)
 
 
 def as_mechanism(obj: Any, epsilon: float | None = None) -> Mechanism:

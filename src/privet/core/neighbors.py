@@ -129,7 +129,17 @@ class Neighbors:
         return changed <= 1  # replace_one
 
     def check(self, x, x2) -> None:
-        """Raise :class:`NeighborError` with the reason when ``x`` and ``x2`` are not neighbors."""
+        """Raise :class:`NeighborError` with the reason when ``x`` and ``x2`` are not neighbors.
+
+        Two equal inputs are refused even when the relation counts them as neighbors: a pair
+        of D1 = D2 compares a distribution with itself, and a check of it checks nothing."""
+        a = np.asarray(x, dtype=float).ravel()
+        b = np.asarray(x2, dtype=float).ravel()
+        if a.shape == b.shape and np.array_equal(a, b):
+            raise NeighborError(
+                f"D1 and D2 are the same input {_fmt(x)}; neighboring inputs must differ, so "
+                f"give a D2 that differs from D1 as '{self.describe()}' allows."
+            )
         if not self.are_neighbors(x, x2):
             raise NeighborError(
                 f"inputs {_fmt(x)} and {_fmt(x2)} are not neighbors under "
@@ -142,7 +152,10 @@ class Neighbors:
         """Representative pairs (StatDP Table 1 at ``lengths``, scaled by Delta).
 
         With a ``domain`` (a :class:`privet.Domain`), lengths follow the domain's length and
-        pairs with a value outside its bounds are left out.
+        pairs with a value outside its bounds are left out; when that leaves none (a
+        distance as wide as the domain: 'one:3' on the integers 0..3), each pattern is
+        shifted into the bounds instead (both inputs by the same amount, so they stay
+        neighbors), or clipped to them where it is wider than the domain.
         """
         if domain is not None:
             lengths = _domain_lengths(domain, lengths)
@@ -163,7 +176,9 @@ class Neighbors:
                 scaled = d1 + self.delta * (d2 - d1)
                 out.append(InputPair(d1.copy(), scaled, f"{name} (n={n})"))
         if domain is not None:
-            out = [p for p in out if _inside(domain, p.d1) and _inside(domain, p.d2)]
+            inside = [p for p in out if _inside(domain, p.d1) and _inside(domain, p.d2)]
+            out = inside or [q for q in (_shifted(domain, p) for p in out)
+                             if q is not None and self.are_neighbors(q.d1, q.d2)]
         for pair in out:
             yield pair
             if both_orders:
@@ -179,6 +194,29 @@ def _domain_lengths(domain: Any, lengths: tuple[int, ...]) -> tuple[int, ...]:
         kept = tuple(n for n in lengths if lo <= n <= hi)
         return kept or (max(lo, min(hi, max(lengths))),)
     return lengths
+
+
+def _shifted(domain: Any, pair: InputPair) -> InputPair | None:
+    """``pair`` with both inputs moved by one amount (a whole number on an integer domain)
+    into the domain's bounds, or, spanning more than the domain, clipped to it; None when
+    that makes the two inputs equal."""
+    lo, hi = getattr(domain, "low", -np.inf), getattr(domain, "high", np.inf)
+    both = np.r_[pair.d1, pair.d2]
+    if both.size == 0:
+        return None
+    low, high = float(both.min()), float(both.max())
+    move = lo - low if low < lo else (hi - high if high > hi else 0.0)
+    if getattr(domain, "integer", False):
+        move = float(np.ceil(move)) if low < lo else float(np.floor(move))
+    d1, d2 = pair.d1 + move, pair.d2 + move
+    if _inside(domain, d1) and _inside(domain, d2):
+        return InputPair(d1, d2, f"{pair.pattern}, shifted into the domain")
+    # wider than the domain: clipped into it, entry by entry (no entry moves further apart
+    # than before, so a relation bounding how far entries move still holds)
+    d1, d2 = np.clip(pair.d1, lo, hi), np.clip(pair.d2, lo, hi)
+    if d1.shape == d2.shape and np.array_equal(d1, d2):
+        return None
+    return InputPair(d1, d2, f"{pair.pattern}, clipped to the domain")
 
 
 def _inside(domain: Any, x: np.ndarray) -> bool:

@@ -27,11 +27,12 @@ from typing import Any
 import numpy as np
 
 from .errors import GridTooLargeError, NoiseError, NotEnumerableError, ReplayError
-from .text import fmt_value, fmt_vec
+from .text import fmt_num, fmt_value, fmt_vec
 
 Shape = tuple[int, ...]
 
 DEFAULT_ENUMERATION_CAP = 1 << 22
+PROB_TOL = 1e-9  # a discrete draw's probabilities sum to 1 within this
 
 
 def as_fraction(value: Any) -> Fraction:
@@ -190,7 +191,14 @@ class Dist:
             probs = [num(q) for q in p["probs"]]
             total = sum(probs)
             if exact and total != 1:
-                raise NoiseError(f"noise {self.describe()} has probabilities summing to {total}.")
+                if abs(float(total) - 1) <= PROB_TOL and not all(
+                        isinstance(q, (Fraction, int)) for q in p["probs"]):
+                    # floats such as a softmax's sum to 1 only up to round-off: each is taken
+                    # as its share of their exact sum (the law they stand for)
+                    return values, [q / total for q in probs]
+                raise NoiseError(
+                    f"noise {self.describe()} has probabilities summing to {total}; give "
+                    "probabilities that sum to 1 (Fractions for an exact run).")
             return values, probs
         # censored two-sided geometric on [low, high]
         alpha = num(p["alpha"])
@@ -415,17 +423,22 @@ def _short(v: Any) -> str:
     return f"array{arr.shape}"
 
 
+def _given(v: Any) -> str:
+    """A parameter as given: a scalar as a number (∞, not the sentinel ABORTED)."""
+    return fmt_num(v) if np.ndim(v) == 0 else _short(v)
+
+
 def _positive(name: str, value: Any) -> None:
     if type(value) in (float, int):  # the common case, without NumPy's per-call cost
         if value > 0 and math.isfinite(value):
             return
         raise NoiseError(
-            f"noise parameter {name} must be positive and finite, got {_short(value)}."
+            f"noise parameter {name} must be positive and finite, got {_given(value)}."
         )
     arr = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise NoiseError(
-            f"noise parameter {name} must be positive and finite, got {_short(value)}."
+            f"noise parameter {name} must be positive and finite, got {_given(value)}."
         )
 
 
@@ -512,7 +525,7 @@ class Noise:
                 f"discrete noise has {len(vals)} values but {len(probs)} probabilities."
             )
         if any(float(q) < 0 for q in probs) or not math.isclose(
-            sum(float(q) for q in probs), 1.0, rel_tol=0, abs_tol=1e-9
+            sum(float(q) for q in probs), 1.0, rel_tol=0, abs_tol=PROB_TOL
         ):
             raise NoiseError("discrete noise probabilities must be non-negative and sum to 1.")
         return self._draw(Dist("discrete", {"values": vals, "probs": tuple(probs)}),
@@ -555,9 +568,11 @@ class Sampler(Noise):
 
 @dataclass
 class Tape:
-    """Draws recorded in call order: ``(dist, shape, values)`` triples."""
+    """Draws recorded in call order: ``(dist, shape, values)`` triples; ``fresh``: where a
+    replay draws what the tape cannot give it (:class:`Replay`), None to refuse."""
 
     entries: list[tuple[Dist, Shape, np.ndarray]] = field(default_factory=list)
+    fresh: Noise | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -568,20 +583,30 @@ class Replay(Noise):
 
     Call :meth:`rewind` between runs. In replay, the i-th draw must ask for the same
     distribution and shape as the i-th recorded draw; otherwise :class:`ReplayError`, since
-    the two runs would not share their noise.
+    the two runs would not share their noise -- unless ``fresh`` (or the tape's own
+    :attr:`Tape.fresh`) is given: such a draw (another distribution or shape, as the
+    exponential mechanism's probabilities or a histogram's length change with the input, or
+    one draw more than the tape holds) is then drawn from ``fresh`` and the replay goes on
+    with the next recorded draw. Each run's outputs still have their own distribution (every
+    draw, given the run's earlier ones, has the law the run asks for: a replayed value was
+    drawn from that very law, independently of everything before it; a fresh one is new),
+    so the pairs stay valid pairs of samples of M(x) and M(x'); only the changed draws no
+    longer tie them together.
     """
 
-    def __init__(self, source: Noise | Tape):
+    def __init__(self, source: Noise | Tape, fresh: Noise | None = None):
         if isinstance(source, Tape):
             self.source: Noise | None = None
             self.tape = source
             self.size = int(source.entries[0][2].shape[0]) if source.entries else 1
             self.recording = False
+            fresh = source.fresh if fresh is None else fresh
         else:
             self.source = source
-            self.tape = Tape()
+            self.tape = Tape(fresh=fresh)
             self.size = source.size
             self.recording = True
+        self.fresh = fresh
         self.position = 0
         self.semantics = getattr(source, "semantics", "hard")
 
@@ -599,6 +624,10 @@ class Replay(Noise):
             self.tape.entries.append((dist, shape, values))
             return values
         i = self.position
+        if self.fresh is not None and (i >= len(self.tape) or self.tape.entries[i][1] != shape
+                                       or not self.tape.entries[i][0].same_as(dist)):
+            self.position += 1
+            return self.fresh._draw(dist, shape)
         if i >= len(self.tape):
             raise ReplayError(
                 f"under Replay the mechanism asked for draw #{i + 1} ({dist.describe()}), but the "

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .text import fmt_num, fmt_p, fmt_pvalue, fmt_value, fmt_vec, plain
+from .text import fmt_apart, fmt_num, fmt_p, fmt_pvalue, fmt_value, fmt_vec, plain
 
 _TYPES: dict[str, type] = {}
 
@@ -43,8 +43,8 @@ def _repr_html(self: Any) -> str:
 
 def result_type(cls: type) -> type:
     """Register a frozen dataclass for the JSON round-trip and give it ``_repr_html_``,
-    a one-line ``repr`` of its named figures (``cls._shown``, as scipy.stats results print)
-    and ``summary()``, the full terminal table as text."""
+    a one-line ``repr`` of its named figures (``cls._shown``, as scipy.stats results print),
+    ``summary()``, the full terminal table as text, and ``to_json()``, everything as JSON."""
     _TYPES[cls.__name__] = cls
     if "_repr_html_" not in cls.__dict__:
         cls._repr_html_ = _repr_html  # type: ignore[attr-defined]
@@ -52,6 +52,8 @@ def result_type(cls: type) -> type:
         cls.__repr__ = _short_repr  # type: ignore[method-assign]
     if "summary" not in cls.__dict__:
         cls.summary = _summary  # type: ignore[attr-defined]
+    if "to_json" not in cls.__dict__:
+        cls.to_json = _to_json  # type: ignore[attr-defined]
     return cls
 
 
@@ -85,6 +87,12 @@ def _summary(self: Any, width: int = 100) -> str:
     console = Console(width=width, file=io.StringIO(), record=True)
     console.print(_renderer("rich")(self))
     return console.export_text()
+
+
+def _to_json(self: Any, indent: int | None = 2) -> str:
+    """Every field of the result as JSON text (:func:`to_json`; :func:`from_json` reads it
+    back)."""
+    return to_json(self, indent=indent)
 
 
 def _vec(v: Any) -> str:
@@ -333,7 +341,8 @@ def say_certified(value: float, confidence: float) -> str:
 
 
 def say_exact_violation(epsilon: float, claimed: float) -> str:
-    return f"violation (exact): exact ε = {fmt_num(epsilon)} > claimed {fmt_num(claimed)}"
+    got, want = fmt_apart(epsilon, claimed)  # digits enough to show ε above the claim
+    return f"violation (exact): exact ε = {got} > claimed {want}"
 
 
 def say_verified(claimed: float, where: str) -> str:
@@ -358,7 +367,10 @@ class Counterexample:
     ``counts``/``n`` are the event counts and sample sizes on D1 and D2 for a statistical
     witness; ``probabilities`` the exact event probabilities for an exact one.
     ``epsilon_witnessed`` is the epsilon the witness proves (a lower bound, holding with
-    ``confidence`` or exactly when ``exact``).
+    ``confidence`` or exactly when ``exact``). ``seed`` is the seed of the fresh samples that
+    counted it (not the run's seed): ``privet.detect.test_event(mechanism, d1, d2,
+    privet.core.events.from_spec(event_spec), n=n[0], seed=seed, args=args)`` draws them
+    again and gives the same counts.
     """
 
     mechanism: str
@@ -464,13 +476,20 @@ class Bound:
         return self.test_epsilon if self.test_epsilon is not None else self.claimed_epsilon
 
     @property
+    def lower_bound(self) -> float:
+        """The bound L of "ε ≥ L" (the ``value`` field, under the name the repr shows)."""
+        return self.value
+
+    @property
     def violates(self) -> bool:
         return self.compared_with is not None and self.value > self.compared_with
 
     def _shown(self) -> list:
+        # with no ε to compare with there is nothing to violate: the repr leaves it out
+        violates = self.violates if self.compared_with is not None else None
         return [("mechanism", self.mechanism), ("lower_bound", self.value),
                 ("confidence", "exact" if self.exact else self.confidence),
-                ("claimed_epsilon", self.claimed_epsilon), ("violates", self.violates)]
+                ("claimed_epsilon", self.claimed_epsilon), ("violates", violates)]
 
     def describe(self) -> str:
         """The verdict, in the words of the table: the engine's own (``details["verdict"]``,

@@ -46,6 +46,21 @@ def fmt_num(v: Any, digits: int = 4) -> str:
     return f"{f:.{digits}g}"
 
 
+def fmt_apart(v: Any, ref: Any, digits: int = 4) -> tuple[str, str]:
+    """``v`` and ``ref`` by :func:`fmt_num` with the fewest digits (at least ``digits``, at
+    most 15) that tell them apart, so that "1.099 > claimed 1.099" reads "1.0986123 >
+    claimed 1.0986122"; equal numbers print at ``digits``."""
+    try:
+        differ = float(v) != float(ref)
+    except (TypeError, ValueError):
+        differ = False
+    for d in range(digits, 16 if differ else digits + 1):
+        a, b = fmt_num(v, d), fmt_num(ref, d)
+        if a != b:
+            return a, b
+    return fmt_num(v, digits), fmt_num(ref, digits)
+
+
 def fmt_value(v: Any, digits: int = 4) -> str:
     """An output or input entry: like :func:`fmt_num`, with sentinels by name."""
     try:
@@ -126,5 +141,5 @@ def plain(v: Any) -> Any:
     return v
 
 
-__all__ = ["P_FLOOR", "fmt_num", "fmt_p", "fmt_pvalue", "fmt_value", "fmt_vec", "plain",
-           "runs"]
+__all__ = ["P_FLOOR", "fmt_apart", "fmt_num", "fmt_p", "fmt_pvalue", "fmt_value", "fmt_vec",
+           "plain", "runs"]

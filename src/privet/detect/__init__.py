@@ -28,6 +28,7 @@ from ..attacks.features import check_bit_features
 from ..core import events as _events
 from ..core.errors import advice, check_epsilon
 from ..core.mechanism import as_mechanism
+from ..core.randomness import check_noise_only
 from ..core.results import (
     Counterexample,
     DetectResult,
@@ -176,6 +177,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     t0 = time.perf_counter()
     float_features = check_bit_features(float_features)
     mech = as_mechanism(mechanism)
+    check_noise_only(mech, None, args)
     null = null_for(mech, epsilon, delta)
     if null is not None:
         if test_epsilons is not None:
@@ -197,14 +199,14 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
         # black boxes: the classifier-attack family's own witness and final test, joined
         # with the (sequential) StatDP test by Bonferroni; then chosen.p_value is the joint
         # p-value and decides
-        chosen, cands, joined = _attack.hook(
+        chosen, cands, joined, cut = _attack.hook(
             mech, chosen, cands, eps, n_select=session.n_select, n_final=session.n_final,
             alpha=session.alpha, args=args, seed=session.seed, executor=session.executor,
             progress=progress, inputs=inputs, skip=outcome.interrupted,
             float_features=float_features)
         curve = None
         per_point: list[float] = []
-        if curve_eps is not None and not outcome.interrupted:
+        if curve_eps is not None and not outcome.interrupted and not cut:
             curve = _curve(session, curve_eps, mech.epsilon, setup, per_point)
     finally:
         session.executor.shutdown()
@@ -224,8 +226,21 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                          "testing")
     if outcome.interrupted:
         notes.append("interrupted (Ctrl-C) before the sequential test was decisive")
+    if cut:
+        notes.append("interrupted (Ctrl-C) during the classifier attack: its family was not "
+                     "tested, and StatDP's p-value keeps the correction for both")
+    stopped = outcome.interrupted or cut
+    # the classifier attack's own final test (black boxes) counts among the samples drawn
+    # (its selection samples are the witness search's, not counted here)
+    attack = next((c for c in cands if c.details.get("family") == "classifier attack"
+                   and c.n is not None), None) if joined else None
+    attack_samples = int(sum(attack.n)) if attack is not None else 0
+    attack_note = "" if attack is None else (
+        f"; the classifier attack's final test: {attack.n[0]:,} per input"
+        + (", which gives the p-value" if chosen.details.get("family") == "classifier attack"
+           else ""))
     verdict = verdict_text(p, session.alpha, rejected)
-    if outcome.interrupted and not rejected:
+    if stopped and not rejected:
         verdict = f"inconclusive: interrupted ({fmt_p(p)} so far)"
     if rejected != decided:
         verdict = f"inconclusive: {fmt_p(p)}, but a smaller test ε was not rejected"
@@ -240,11 +255,12 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                  "n_final": session.n_final, "pairs": len(session.pairs),
                  "inputs": len(session.sources), "schema": session.plan.schema.describe(),
                  "candidate_events": session.n_candidates, "notes": notes,
-                 "selected": chosen, "samples": session.samples,
+                 "selected": chosen, "samples": session.samples + attack_samples,
                  "design": _design_text(session), "looks": outcome.look + 1,
-                 "stopped": _stopped(outcome), "interrupted": outcome.interrupted},
+                 "stopped": "interrupted during the classifier attack" if cut
+                 else _stopped(outcome) + attack_note, "interrupted": stopped},
     )
-    return mark_interrupted(result) if interrupted(curve) else result
+    return mark_interrupted(result) if interrupted(curve) or cut else result
 
 
 def _stopped(outcome) -> str:
@@ -253,7 +269,9 @@ def _stopped(outcome) -> str:
         return f"interrupted after look {n}"
     if step.decision == REJECT:
         return f"rejected at look {n}"
-    return f"clear pass at look {n} (futility)" if step.futile else f"budget used ({n} looks)"
+    looks = f"{n} look" + ("" if n == 1 else "s")
+    return f"clear pass at look {n}, by futility" if step.futile else \
+        f"budget used in {looks}"
 
 
 def pvalue_curve(mechanism: Any, test_epsilons: Sequence[float], *, inputs=None,

@@ -83,8 +83,9 @@ def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: i
 def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
                 alpha: float, args: dict | None, seed: int, executor: Any,
                 progress: bool = False, pairs: list | None = None,
-                float_features: Any = "auto") -> Counterexample | None:
-    """The attack family's candidate, final-tested on ``n_final`` fresh samples per input."""
+                float_features: Any = "auto") -> tuple[Counterexample | None, bool]:
+    """The attack family's candidate, final-tested on ``n_final`` fresh samples per input
+    (None when it found none), and whether Ctrl-C cut the attack or its test short."""
     from . import test_event  # the final test (Algorithm 2) of any event
 
     root = np.random.SeedSequence(seed, spawn_key=(13,))  # a stream of its own
@@ -94,15 +95,18 @@ def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
                                        progress=progress, pairs=pairs,
                                        float_features=float_features)
     if cand is None or interrupted:
-        return None
-    cx = test_event(mech, cand.x, cand.x2, cand.event, epsilon, args=args, n=n_final,
-                    seed=int(s_test.generate_state(1)[0]), alpha=alpha,
-                    executor=executor if executor is not None else "inprocess")
+        return None, interrupted
+    try:
+        cx = test_event(mech, cand.x, cand.x2, cand.event, epsilon, args=args, n=n_final,
+                        seed=int(s_test.generate_state(1)[0]), alpha=alpha,
+                        executor=executor if executor is not None else "inprocess")
+    except KeyboardInterrupt:
+        return None, True
     details = {**cx.details, "family": "classifier attack", "model": cand.model,
                "pattern": cand.pattern, "selection_counts": [cand.counts[0] + cand.counts[1],
                                                              cand.counts[0] + cand.counts[2]],
                "n_select": cand.n}
-    return Counterexample(**{**_fields(cx), "details": details})
+    return Counterexample(**{**_fields(cx), "details": details}), False
 
 
 def _fields(cx: Counterexample) -> dict:
@@ -130,20 +134,31 @@ def combine(statdp: Counterexample, attack: Counterexample | None, alpha: float
 def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *,
          n_select: int, n_final: int, alpha: float, args: dict | None, seed: int,
          executor: Any, progress: bool, inputs=None, skip: bool = False,
-         float_features: Any = "auto") -> tuple[Counterexample, list, bool]:
+         float_features: Any = "auto") -> tuple[Counterexample, list, bool, bool]:
     """detect's hook: for a black box, the attack family's final test joined with StatDP's
-    (:func:`combine`; on detect's ``inputs`` when given): ``(shown, candidates, True)``,
-    where ``shown.p_value`` is the joint p-value (StatDP's, sequential or not, is valid at
-    every level, so the Bonferroni minimum of the two doubled is too). Other mechanisms,
-    a ``skip`` (Ctrl-C during StatDP's test) and an attack that found nothing pass through:
-    ``(chosen, cands, False)``."""
+    (:func:`combine`; on detect's ``inputs`` when given): ``(shown, candidates, True,
+    False)``, where ``shown.p_value`` is the joint p-value (StatDP's, sequential or not, is
+    valid at every level, so the Bonferroni minimum of the two doubled is too). Other
+    mechanisms, a ``skip`` (Ctrl-C during StatDP's test) and an attack that found nothing
+    pass through: ``(chosen, cands, False, False)``. An attack cut short by Ctrl-C ends
+    ``(chosen, cands, True, True)`` with StatDP's p-value doubled: the family was meant to
+    be tested, so the correction stays, and the run is marked interrupted."""
     if skip or not applies(mech):
-        return chosen, cands, False
+        return chosen, cands, False, False
     pairs = [tuple(p) for p in inputs] if inputs is not None else None
-    extra = attack_test(mech, epsilon, n_select=n_select, n_final=n_final, alpha=alpha,
-                        args=args, seed=seed, executor=executor, progress=progress,
-                        pairs=pairs, float_features=float_features)
+    extra, cut = attack_test(mech, epsilon, n_select=n_select, n_final=n_final, alpha=alpha,
+                             args=args, seed=seed, executor=executor, progress=progress,
+                             pairs=pairs, float_features=float_features)
+    if cut:
+        p = min(1.0, 2.0 * float(chosen.p_value))
+        details = {**chosen.details, "p_uncorrected": float(chosen.p_value),
+                   "families": "StatDP events (the classifier attack was interrupted; "
+                               "Bonferroni over 2 kept)"}
+        shown = Counterexample(**{**_fields(chosen), "p_value": p,
+                                  "epsilon_witnessed": chosen.test_epsilon if p < alpha
+                                  else None, "details": details})
+        return shown, [shown, *cands[1:]], True, True
     if extra is None:
-        return chosen, cands, False
+        return chosen, cands, False, False
     shown, _, pair = combine(chosen, extra, alpha)
-    return shown, pair + list(cands[1:]), True
+    return shown, pair + list(cands[1:]), True, False

@@ -553,7 +553,7 @@ def _input_pairs(mech: Mechanism, inputs: Iterable | None) -> list[tuple[np.ndar
         if not out:
             raise InputError("inputs is empty: give at least one (d1, d2) pair.")
         return out
-    for pair in mech.neighbors.pairs(lengths=_lengths(mech)):
+    for pair in mech.neighbors.pairs(lengths=_lengths(mech), domain=mech.domain):
         try:
             a, b = mech.domain.check(pair.d1), mech.domain.check(pair.d2)
         except PrivetError:
@@ -562,7 +562,9 @@ def _input_pairs(mech: Mechanism, inputs: Iterable | None) -> list[tuple[np.ndar
     if not out:
         raise InputError(
             f"no neighbor pattern of '{mech.neighbors.describe()}' fits the domain of "
-            f"{mech.name!r} ({mech.domain.describe()}); pass inputs=[(d1, d2), ...]."
+            f"{mech.name!r} ({mech.domain.describe()}); "
+            + advice("pass inputs=[(d1, d2), ...]",
+                     "widen --domain or change --neighbors") + "."
         )
     return out
 

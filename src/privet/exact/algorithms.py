@@ -41,6 +41,7 @@ from ..core.errors import (
 from ..core.mechanism import Mechanism
 from ..core.neighbors import TOL, Neighbors
 from ..core.noise import DEFAULT_ENUMERATION_CAP, Enumerate
+from ..core.randomness import check_noise_only
 from ..core.safe import power_count, power_text
 from .bdd import Compiled, Program
 
@@ -127,6 +128,25 @@ class Target:
         return out
 
 
+def _check_calibration(mech: Mechanism, args: Mapping[str, Any] | None) -> None:
+    """One sentence when the mechanism's code needs an ε (its noise is calibrated to it) that
+    neither its claim nor ``args`` gives (the compiler otherwise fails on the missing
+    argument)."""
+    import inspect
+
+    if mech.epsilon is not None or "epsilon" in (args or {}) or "epsilon" in mech.args:
+        return
+    try:
+        param = inspect.signature(mech.fn).parameters.get("epsilon")
+    except (TypeError, ValueError):
+        return
+    if param is not None and param.default is inspect.Parameter.empty:
+        raise ParameterError(
+            f"mechanism {mech.name!r} claims no ε but its code takes one to calibrate its "
+            "noise; declare it (@privet.mechanism(epsilon=...)) or "
+            + advice("pass args={'epsilon': ...}", "give it a default in the file") + ".")
+
+
 def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
                 args: Mapping[str, Any] | None = None,
                 cap: int = DEFAULT_ENUMERATION_CAP, length: int | None = None,
@@ -154,6 +174,8 @@ def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
         return t
     if isinstance(obj, Mechanism):
         obj.require("enumerate", "privet.exact")
+        _check_calibration(obj, args)
+        check_noise_only(obj, None, args, length)
         resolved = obj.resolve_args(args) if args else dict(obj.args)
         if backend != "enumerate":
             from .backend import choose_backend
@@ -259,8 +281,8 @@ def grid_axes(target: Target) -> tuple[range, int]:
                 f"mechanism {obj.name!r} takes {dom.describe()}, which cannot be enumerated: "
                 "exact inference checks every input of a finite integer domain; "
                 + advice("give inputs=[...], or declare an integer Domain(low=.., high=..)",
-                         "declare an integer Domain(low=.., high=..) in the mechanism's file, "
-                         "or call privet.exact(..., inputs=[...]) from Python") + ".")
+                         "give --inputs '0,1;1,1', or declare an integer Domain(low=.., "
+                         "high=..) in the mechanism's file") + ".")
         if not isinstance(length, int):
             lo, hi = dom.length if isinstance(dom.length, tuple) else (1, None)
             raise InputError(

@@ -109,13 +109,44 @@ class InProcess:
         pass
 
 
+def reseed_inherited_generators() -> int:
+    """Give every random generator this process holds a fresh state from the operating
+    system's entropy: NumPy's bit generators (under any ``Generator``), ``RandomState``
+    objects and Python's ``random.Random`` objects, the global ones included; returns how
+    many.
+
+    A forked worker inherits its parent's generators state for state: a black box that
+    draws from a generator of its own (``rng = np.random.default_rng()`` at the top of its
+    module) would draw the same numbers in every worker, and the "independent" chunks would
+    be copies of each other (seen: every draw of one worker repeated in the other). privet's
+    own chunks draw from generators seeded per chunk inside the job, which this does not
+    touch."""
+    import gc
+    import random
+
+    n = 0
+    for obj in gc.get_objects():
+        if isinstance(obj, np.random.BitGenerator):
+            obj.state = type(obj)(np.random.SeedSequence()).state
+        elif isinstance(obj, np.random.RandomState) or (
+                isinstance(obj, random.Random) and not isinstance(obj, random.SystemRandom)):
+            obj.seed()
+        else:
+            continue
+        n += 1
+    return n
+
+
 def _init_worker(native_threads: int | None = None) -> None:
     """Worker initializer: Ctrl-C is the parent's to handle (it stops the workers); freed
     memory stays for the next chunk (:mod:`privet.execution.memory`); with
     ``native_threads``, BLAS and OpenMP keep to that many threads in the worker
-    (:func:`~privet.execution.threads.limit_native_threads`)."""
+    (:func:`~privet.execution.threads.limit_native_threads`); the generators inherited from
+    the parent start afresh (:func:`reseed_inherited_generators`)."""
     import gc
     import signal
+
+    reseed_inherited_generators()  # before the freeze, which hides objects from gc
 
     # a forked worker inherits every object of its parent: frozen, the worker's garbage
     # collections stop traversing them (and touching their pages)

@@ -39,8 +39,10 @@ def summary_table(b: Bound) -> Fit:
         ["mechanism", b.mechanism],
         ["claimed", fmt_claim(b.claim, b.claimed_epsilon)],
         *([["test ε", fmt_num(b.test_epsilon)]] if b.test_epsilon is not None else []),
-        ["certified bound", f"ε ≥ {fmt_num(b.value)}" + (" (exact)" if b.exact else
-                                                      f" with confidence {b.confidence:g}")],
+        ["certified bound", "— (interrupted before anything was certified)"
+         if b.details.get("interrupted") and b.witness is None else
+         f"ε ≥ {fmt_num(b.value)}" + (" (exact)" if b.exact else
+                                      f" with confidence {b.confidence:g}")],
         ["verdict", verdict_text(b.describe())],
         ["search", f"{b.details.get('optimizer', b.method)}, {_iterations(b.details)}"],
     ]

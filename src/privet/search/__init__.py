@@ -43,9 +43,10 @@ from ..core.errors import (
 from ..core.events import Event, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.noise import Sampler
+from ..core.randomness import check_noise_only
 from ..core.results import Bound, CertifiedProfile, Counterexample
 from ..core.seeds import SeedLike, as_seed, seed_sequence
-from ..core.text import fmt_num
+from ..core.text import fmt_apart, fmt_num
 from ..execution import (
     Borrowed,
     InProcess,
@@ -477,7 +478,10 @@ def _projector(opts: dict):
 def _prefix(tape, n: int):
     from ..core.noise import Tape
 
-    return Tape([(d, shape, values[:n]) for d, shape, values in tape.entries])
+    fresh = tape.fresh
+    if isinstance(fresh, Sampler):  # its draws the size of the prefix
+        fresh = Sampler(fresh.rng, n)
+    return Tape([(d, shape, values[:n]) for d, shape, values in tape.entries], fresh)
 
 
 def _best(records: list[dict]) -> dict | None:
@@ -764,6 +768,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                 ex.close()
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)
+    check_noise_only(mech, None, args, options.get("length"))
     test_eps = check_epsilon(epsilon, "the test ε") if epsilon is not None else None
     compared = test_eps if test_eps is not None else mech.epsilon
     resolved = mech.resolve_args(args)
@@ -967,7 +972,10 @@ def _verdict(value: float, conf: dict, claimed: float | None, confidence: float,
         bound = (f"ε ≥ {fmt_num(value)} ({how}); the event never occurred under D2 in "
                  f"{conf['n']:,} samples, so the bound grows with n (looks unbounded)")
     else:
-        bound = f"ε ≥ {fmt_num(value)} ({how})"
+        # above the claim: as many digits as show it above ("ε ≥ 1.000178", not "ε ≥ 1")
+        shown = fmt_apart(value, claimed)[0] if claimed is not None and value > claimed \
+            else fmt_num(value)
+        bound = f"ε ≥ {shown} ({how})"
     if claimed is None:
         return bound
     if value <= claimed:

@@ -36,7 +36,7 @@ from ..core.claims import Claim
 from ..core.errors import ParameterError
 from ..core.mechanism import Mechanism
 from ..core.results import CertifiedProfile, Counterexample
-from ..core.text import fmt_num
+from ..core.text import fmt_apart, fmt_num
 from ..stats.approx import ProfileBound, simultaneous_bounds
 
 N_MAX = 400_000_000
@@ -134,6 +134,12 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
         else "no violation found"
     verdict = (f"{word}: δ({fmt_num(eps)}) ≥ {fmt_num(d_low, 3)} ({how}; claimed "
                f"{fmt_num(claimed_d, 3)}); ε({fmt_num(dlt, 3)}) ≥ {fmt_num(e_low)}")
+    above = np.nonzero(curve > claimed + 1e-12)[0]
+    if over and above.size and not d_low > claimed_d + 1e-15:
+        # the violation lies elsewhere on the curve: name where it is largest
+        j = int(above[np.argmax(curve[above] - claimed[above])])
+        got, want = fmt_apart(curve[j], claimed[j])
+        verdict += f"; ε({fmt_num(grid[j], 3)}) ≥ {got} > claimed {want}"
     k = pb.best_event(epsilon=eps)
     witness = _witness(mech, cand, k, pb, counts, exact, eps, d_low, conf, seed)
     interrupted = bool(counts is not None and counts.interrupted)

@@ -50,8 +50,10 @@ class Estimate:
 
 def record(mech: Mechanism, x: np.ndarray, n: int, rng: np.random.Generator,
            args: Mapping[str, Any] | None = None) -> tuple[Tape, np.ndarray]:
-    """Run ``M(x)`` on n fresh samples and keep the tape of its draws."""
-    rep = Replay(Sampler(rng, n))
+    """Run ``M(x)`` on n fresh samples and keep the tape of its draws (a replay draws
+    afresh what the tape cannot give it: :class:`~privet.core.noise.Replay`)."""
+    src = Sampler(rng, n)
+    rep = Replay(src, fresh=src)
     out = mech.run(rep, x, args, check_input=False)
     return rep.tape, out
 

@@ -1,0 +1,177 @@
+"""Input validation at the door: the spec, the domain, the adapters, result objects and
+given pairs refuse a wrong value in one sentence, instead of failing later elsewhere."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import privet
+from privet.core.errors import NeighborError, ParameterError, PrivetError
+from privet.core.results import _TYPES, Bound, ExactBound, from_json, is_result
+
+BIT = privet.Domain(length=1, integer=True, low=0, high=1)
+
+
+def _flip(noise, x):
+    return x[0] + noise.bernoulli(0.25)
+
+
+def _laplace_statdp(prng, queries, epsilon):
+    return float(queries[0]) + prng.laplace(scale=1.0 / epsilon)
+
+
+def _laplace_vectorized(a, n_samples):
+    return a[0] + np.random.laplace(size=n_samples)
+
+
+# 1. the claim is stored as the checked floats ---------------------------------------------
+
+def test_claim_given_as_text_or_int_is_stored_as_float():
+    m = privet.mechanism(epsilon="1", domain=BIT)(_flip)
+    assert m.epsilon == 1.0 and isinstance(m.epsilon, float)
+    approx = privet.mechanism(epsilon=1, delta="1e-5")(_flip)
+    assert isinstance(approx.epsilon, float) and approx.delta == 1e-5
+    assert isinstance(approx.delta, float)
+    zcdp = privet.mechanism(rho="0.5")(_flip)
+    assert zcdp.rho == 0.5 and isinstance(zcdp.rho, float) and zcdp.epsilon is None
+    assert isinstance(privet.from_blackbox(lambda x: x[0], epsilon="2").epsilon, float)
+    assert isinstance(m.replace(epsilon="3").epsilon, float)
+
+
+def test_exact_runs_on_a_claim_given_as_text():
+    r = privet.exact(privet.mechanism(epsilon="1", domain=BIT)(_flip))
+    assert r.claimed_epsilon == 1.0 and not r.verified
+
+
+# 2. Domain checks its length and bounds --------------------------------------------------
+
+@pytest.mark.parametrize("length", [0, -3, (3, 1), (-1, 4), 2.5, "5"])
+def test_domain_refuses_a_length_that_is_not_one(length):
+    with pytest.raises(ParameterError, match="length="):
+        privet.Domain(length=length)
+
+
+def test_domain_keeps_every_legal_length():
+    assert privet.Domain().length is None
+    assert privet.Domain(length=np.int64(3)).length == 3
+    assert privet.Domain(length=[0, 1000]).length == (0, 1000)  # add/remove: empty allowed
+    assert privet.Domain(length=(2, 2)).length == (2, 2)
+
+
+def test_domain_refuses_low_above_high():
+    with pytest.raises(ParameterError, match=r"low=5 is above its high=1; give low <= high"):
+        privet.Domain(low=5, high=1)
+    with pytest.raises(ParameterError, match="must both be numbers"):
+        privet.Domain(low=math.nan)
+    assert privet.Domain(low=2, high=2).describe().startswith("reals in [2, 2]")
+
+
+# 3. the adapters check the spec's types and keywords -------------------------------------
+
+@pytest.mark.parametrize("wrap", [
+    lambda **kw: privet.from_vectorized(_laplace_vectorized, epsilon=0.5, **kw),
+    lambda **kw: privet.from_statdp(_laplace_statdp, epsilon=0.5, **kw),
+    lambda **kw: privet.from_blackbox(lambda x: x[0], epsilon=0.5, **kw),
+    lambda **kw: privet.mechanism(epsilon=0.5, **kw)(_flip),
+])
+def test_adapters_refuse_a_wrong_domain_neighbors_or_keyword(wrap):
+    with pytest.raises(PrivetError, match=r"domain=\(0, 10\) is not a privet.Domain"):
+        wrap(domain=(0, 10))
+    with pytest.raises(PrivetError, match="neighbors='all' is not a privet neighbor relation"):
+        wrap(neighbors="all")
+    with pytest.raises(PrivetError, match="unknown argument 'neighbours'.*did you mean "
+                                          "'neighbors'.*domain"):
+        wrap(neighbours=privet.neighbors.all_differ())
+
+
+# 4. from_statdp needs its epsilon -------------------------------------------------------
+
+def test_from_statdp_refuses_no_epsilon():
+    with pytest.raises(ParameterError, match="from_statdp needs the claimed epsilon"):
+        privet.from_statdp(_laplace_statdp, epsilon=None)
+
+
+def test_statdp_runner_without_epsilon_does_not_blame_the_function():
+    m = privet.from_statdp(_laplace_statdp, epsilon=1.0).replace(epsilon=None)
+    with pytest.raises(ParameterError, match="takes its epsilon.*claims none"):
+        m.sample([1.0], 4, seed=0)
+
+
+# 5. a non-callable is refused at wrap time ----------------------------------------------
+
+@pytest.mark.parametrize("wrap, obj", [
+    (privet.from_vectorized, 42), (privet.from_blackbox, "abc"),
+    (lambda f: privet.from_statdp(f, epsilon=1.0), None),
+])
+def test_adapters_refuse_what_is_not_a_function(wrap, obj):
+    with pytest.raises(PrivetError, match="wraps a function.*pass the function itself"):
+        wrap(obj)
+
+
+# 6. result objects: to_json(), Bound.lower_bound, violates only against an ε ---------------
+
+def test_every_result_type_has_to_json():
+    for name, cls in _TYPES.items():
+        assert callable(getattr(cls, "to_json", None)), name
+    b = Bound("m", 0.5, 0.9, "dpfinder", claimed_epsilon=0.1)
+    assert json.loads(b.to_json())["__type__"] == "Bound"
+    assert from_json(b.to_json()) == b
+    assert b.to_json(indent=None) == json.dumps(json.loads(b.to_json()), ensure_ascii=False)
+
+
+def test_entry_point_results_have_to_json():
+    mech = privet.mechanism(epsilon=1.0, domain=BIT)(_flip)
+    results = [privet.exact(mech), privet.search(mech, iterations=1, seed=1),
+               privet.detect(mech, n_select=2_000, n_final=2_000, seed=1)]
+    for r in results:
+        assert is_result(r), type(r)
+        assert from_json(r.to_json()) is not None
+    assert isinstance(results[0], ExactBound) and isinstance(results[1], Bound)
+
+
+def test_bound_lower_bound_and_violates_in_repr():
+    b = Bound("m", 0.5, 0.9, "dpfinder")
+    assert b.lower_bound == 0.5
+    with pytest.raises(AttributeError):
+        b.lower_bound = 1.0
+    assert "violates" not in repr(b) and "lower_bound=0.5" in repr(b)
+    assert "violates=True" in repr(Bound("m", 0.5, 0.9, "dpfinder", claimed_epsilon=0.1))
+    assert "violates=False" in repr(Bound("m", 0.5, 0.9, "dpfinder", claimed_epsilon=1.0))
+
+
+# 7. a given pair of one input twice is refused -------------------------------------------
+
+def test_identical_pair_is_refused():
+    mech = privet.mechanism(epsilon=1.0, domain=BIT)(_flip)
+    with pytest.raises(NeighborError, match="D1 and D2 are the same input.*must differ"):
+        privet.exact(mech, pairs=[([0], [0])])
+    with pytest.raises(NeighborError, match="same input"):
+        privet.neighbors.all_differ().check([1.0, 2.0], np.array([1, 2]))
+    privet.neighbors.all_differ().check([1.0, 2.0], [1.0, 3.0])  # neighbors: no error
+
+
+def test_patterns_wider_than_the_domain_are_shifted_or_clipped_into_it():
+    # 'one:3' on the integers 0..3 and 'all:5' on {0, 1} were refused ("no neighbor pattern
+    # fits the domain"), though [0] and [3], [0] and [1] are neighbors inside it
+    from privet.core.neighbors import all_differ, one_differs
+
+    dom = privet.Domain(length=1, integer=True, low=0, high=3)
+    got = list(one_differs(3).pairs(domain=dom))
+    assert got and all(_inside(p, dom) and one_differs(3).are_neighbors(p.d1, p.d2)
+                       and not np.array_equal(p.d1, p.d2) for p in got)
+    assert any(abs(float(p.d1[0] - p.d2[0])) == 3 for p in got)  # the full distance, shifted
+    bit = privet.Domain(length=1, integer=True, low=0, high=1)
+    got = list(all_differ(5).pairs(domain=bit))
+    assert got and all(_inside(p, bit) and not np.array_equal(p.d1, p.d2) for p in got)
+    # where patterns fit, nothing changes: the same pairs as before, none shifted
+    wide = privet.Domain(length=5, low=-10, high=10)
+    assert not any("shifted" in p.pattern or "clipped" in p.pattern
+                   for p in all_differ(1).pairs(domain=wide))
+
+
+def _inside(pair, dom) -> bool:
+    both = np.r_[pair.d1, pair.d2]
+    return bool(np.all(both >= dom.low) and np.all(both <= dom.high)
+                and np.all(both == np.round(both)))
