@@ -65,6 +65,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'privet' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """What ``dir(privet)`` and a notebook's completion show: the public names (the entry
+    points load on first use, so they are not globals yet; helpers such as ``importlib``
+    are not for users)."""
+    return sorted(set(__all__) | {"__version__"})
+
+
 class _Package(types.ModuleType):
     """``privet`` itself. Importing ``privet.detect`` (the package) binds it as an attribute
     of ``privet`` -- Python does that for every submodule -- which would hide the function

@@ -175,3 +175,39 @@ def _inside(pair, dom) -> bool:
     both = np.r_[pair.d1, pair.d2]
     return bool(np.all(both >= dom.low) and np.all(both <= dom.high)
                 and np.all(both == np.round(both)))
+
+
+def test_an_output_outside_the_declared_categories_is_refused():
+    # Output.categorical((0, 1)) was not enforced: a mechanism returning 2 and 3 was
+    # analysed silently
+    @privet.mechanism(epsilon=1.0, neighbors=privet.neighbors.all_differ(1),
+                      domain=privet.Domain(length=1, integer=True, low=0, high=1),
+                      output=privet.Output.categorical((0, 1)))
+    def wrong_values(noise, x):
+        return x[0] + 2 + noise.bernoulli(0.5)
+
+    for run in (privet.exact, lambda m: privet.detect(m, seed=0)):
+        with pytest.raises(PrivetError, match="declares the output values 0, 1 but returned"):
+            run(wrong_values)
+
+
+def test_dir_shows_the_public_names():
+    names = dir(privet)
+    assert {"detect", "search", "exact", "mechanism", "from_vectorized"} <= set(names)
+    assert not {"importlib", "types", "annotations", "TYPE_CHECKING"} & set(names)
+
+
+def test_an_exact_verdict_names_the_inputs_it_checked():
+    # "verified ε ≤ 1 on the checked domain" did not say which
+    r = privet.exact(privet.mechanisms.get("wmc.randomized_response"), length=2)
+    assert str(r).endswith(f"verified ε ≤ 1.386 on {r.domain.split(';')[0]} (exact ε = 1.386)")
+    assert "4 inputs (integers in [0, 1]" in str(r)
+
+
+def test_a_closed_form_of_a_float_parameter_reads_as_a_decimal():
+    from fractions import Fraction
+
+    from privet.exact import closed_form
+
+    assert closed_form(Fraction(288, 73)) == "ln(288/73)"
+    assert closed_form(Fraction(1 / math.e)) == "ln(0.3678794412)"  # not 17-digit p/q

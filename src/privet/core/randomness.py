@@ -1,4 +1,5 @@
-"""Whether a mechanism draws all of its randomness from privet's noise object.
+"""Whether a mechanism draws all of its randomness from privet's noise object, and
+returns what it declares.
 
 Every interpreter of a mechanism written against the noise API (exact enumeration, the BDD
 compiler, Replay's correlated samples) sees only the draws the mechanism asks ``noise``
@@ -7,6 +8,8 @@ invisible to them: enumeration then sees a deterministic function and reports an
 ε of ∞ for randomized response, and a replayed neighbor does not share that noise.
 :func:`check_noise_only` runs the mechanism twice on one input with the same seed; a
 mechanism whose randomness all comes from ``noise`` gives the same outputs both times.
+The same probe's outputs are checked against the declared output schema
+(:func:`check_declared_output`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numpy as np
 from .errors import MechanismError, PrivetError
 from .noise import Sampler
 
-__all__ = ["check_noise_only", "probe_input"]
+__all__ = ["check_declared_output", "check_noise_only", "probe_input"]
 
 PROBE_ROWS = 64
 PROBE_SEED = 20240611
@@ -50,7 +53,8 @@ def check_noise_only(mech: Any, x: Any = None, args: Mapping[str, Any] | None = 
                      length: int | None = None) -> None:
     """Raise :class:`MechanismError` when a mechanism written against the noise API gives
     different outputs on ``x`` (default :func:`probe_input`) for the same noise draws: it
-    draws randomness outside ``noise``. Black boxes (which bring their own randomness by
+    draws randomness outside ``noise``; then check its outputs against its declared schema
+    (:func:`check_declared_output`). Black boxes (which bring their own randomness by
     design), mechanisms that fail on the probe (the engine reports that itself) and
     inputs outside the domain pass unchecked."""
     if getattr(mech, "kind", None) != "native":
@@ -69,10 +73,37 @@ def check_noise_only(mech: Any, x: Any = None, args: Mapping[str, Any] | None = 
     a, b = (np.asarray(r) for r in runs)
     same = a.shape == b.shape and (np.array_equal(a, b, equal_nan=True) if a.dtype.kind in "fc"
                                    else np.array_equal(a, b))
-    if not same:
+    if same:
+        check_declared_output(mech, a, data)
+    else:
         raise MechanismError(
             f"mechanism {mech.name!r} gave different outputs for the same noise draws (on "
             f"input {data.tolist()}), so it draws randomness outside privet's noise object "
             "(np.random, random or a generator of its own), which privet cannot see; draw it "
             "from noise (noise.uniform, noise.laplace, ...), or test a version without the "
             "noise argument as a black box (privet.from_blackbox, privet.from_vectorized).")
+
+
+def check_declared_output(mech: Any, out: np.ndarray, x: Any = None) -> None:
+    """Raise :class:`MechanismError` when outputs of ``mech`` contradict its declared
+    categorical output: a value outside ``output.categories`` (sentinels aside; a row's
+    length may follow the input's, so it is not checked). Exact inference and the events
+    read the declaration, so a silent mismatch would be analysed as something else."""
+    spec = getattr(mech, "output", None)
+    if spec is None:
+        return
+    rows = np.asarray(out)
+    if spec.categories is None or spec.kind != "categorical":
+        return
+    try:
+        allowed = np.asarray([float(c) for c in spec.categories], dtype=float)
+        values = rows.astype(float, copy=False).ravel()
+    except (TypeError, ValueError):
+        return
+    bad = values[np.isfinite(values) & ~np.isin(values, allowed)]
+    if bad.size:
+        raise MechanismError(
+            f"mechanism {mech.name!r} declares the output values "
+            f"{', '.join(str(c) for c in spec.categories)} but returned {bad[0]:g} (on input "
+            f"{np.asarray(x).tolist()}); return only declared values or declare output="
+            "privet.Output.categorical(...) with every value it takes.")

@@ -537,17 +537,23 @@ class ExactBound:
         """True when the claimed epsilon holds on the checked domain."""
         return self.claimed_epsilon is not None and self.epsilon <= self.claimed_epsilon + 1e-12
 
+    def _where(self) -> str:
+        """The inputs checked, as the verdict names them ("4 inputs (integers in [0, 3])")."""
+        inputs = (self.domain or "").split(";")[0].strip()
+        return inputs if inputs else "the checked domain"
+
     def describe(self) -> str:
         """The verdict, in the words every renderer uses."""
         eps = fmt_num(self.epsilon)
+        where = self._where()
         if self.delta is not None:
-            return f"δ = {fmt_num(self.delta)} at ε = {eps} (exact, on the checked domain)"
+            return f"δ = {fmt_num(self.delta)} at ε = {eps} (exact, on {where})"
         if self.details.get("interrupted"):
             return f"interrupted: exact ε ≥ {eps} from the triples checked (a lower bound)"
         if self.claimed_epsilon is None:
-            return f"exact ε = {eps} on the checked domain"
+            return f"exact ε = {eps} on {where}"
         if self.verified:  # ε-DP implies every (ε, δ) and zCDP claim with the same ε
-            return say_verified(self.claimed_epsilon, f"on the checked domain (exact ε = {eps})")
+            return say_verified(self.claimed_epsilon, f"on {where} (exact ε = {eps})")
         if self.claim and "δ" in self.claim:  # above the ε, the δ may still cover it
             return (f"inconclusive: exact ε = {eps} > the ε of the claim {self.claim}; its δ "
                     "is checked by the privacy profile (privet exact --profile)")

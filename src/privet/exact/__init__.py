@@ -145,9 +145,15 @@ def _as_float(v: Any) -> float:
     return math.inf if v == math.inf else float(v)
 
 
+FORM_DIGITS = 12  # a closed form ln(p/q) with longer p or q prints as a decimal
+
+
 def closed_form(e_epsilon: Any) -> str:
-    """``ln(p/q)`` for an exact e^epsilon (a Fraction), else the float's log as text."""
-    if isinstance(e_epsilon, Fraction):
+    """``ln(p/q)`` for an exact e^epsilon (a Fraction of at most :data:`FORM_DIGITS` digits
+    each side), else the float's log as text (a Fraction of a float parameter such as
+    e^-1 is exact but unreadable: 100000000000000000/36787944117144233)."""
+    if isinstance(e_epsilon, Fraction) and max(
+            len(str(e_epsilon.numerator)), len(str(e_epsilon.denominator))) <= FORM_DIGITS:
         if e_epsilon.denominator == 1:
             return f"ln({e_epsilon.numerator})"
         return f"ln({e_epsilon.numerator}/{e_epsilon.denominator})"
@@ -316,7 +322,8 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         if pairs is not None:
             if inputs is not None:
                 sets.check_covers([(a, b, None) for a, b in pairs], inputs)
-            restricted = f"{len(pairs)} given input pairs x every output"
+            restricted = (f"{len(pairs)} given input pair{'' if len(pairs) == 1 else 's'} "
+                          "x every output")
         xs, I, J = _grid_and_pairs(t, inputs, pairs, input_cap)
         check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
         inf_start = time.perf_counter()
