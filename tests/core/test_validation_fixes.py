@@ -211,3 +211,12 @@ def test_a_closed_form_of_a_float_parameter_reads_as_a_decimal():
 
     assert closed_form(Fraction(288, 73)) == "ln(288/73)"
     assert closed_form(Fraction(1 / math.e)) == "ln(0.3678794412)"  # not 17-digit p/q
+
+
+def test_an_added_record_takes_the_domain_s_extremes():
+    from privet.core.neighbors import add_remove
+
+    dom = privet.Domain(length=(1, 10), low=0, high=3)
+    added = {float(p.d2[-1]) for p in add_remove().pairs(domain=dom, both_orders=False)
+             if len(p.d2) == len(p.d1) + 1}
+    assert {0.0, 3.0} <= added

@@ -333,3 +333,31 @@ def test_algorithm4_with_detect_bracket_on_library_mechanism():
                     detect_options={"inputs": pairs, "n_select": 5_000, "n_final": 20_000})
     assert b.value < math.log(exact) <= b.details["upper"]
     assert b.details["bracket_source"] == "privet.detect p-value curve"
+
+
+def test_ctrl_c_stops_a_running_solver_query():
+    # z3 took the SIGINT itself, answered "unknown" for the query at hand and the run went
+    # on (12 s after Ctrl-C, reported as "solver gave up"): now the query stops and the
+    # KeyboardInterrupt reaches privet, which keeps the lengths finished
+    import os
+    import signal
+    import threading
+
+    import z3
+
+    from privet.pufferfish.smt import check_solver
+
+    x, y = z3.Ints("x y")
+    s = z3.Solver()
+    s.add(x > 1, y > 1, x * y == 1000000016000000063)  # (10^9 + 7)(10^9 + 9): minutes
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):  # z3 swallowed it before: no exception at all
+        check_solver(s)
+
+
+def test_a_length_beyond_the_cap_names_the_argument():
+    from privet.core.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=r"give k_max=\.\.\. up to") as err:
+        pufferfish("ex3", "ln(2)", k_max=10_000)
+    assert "--k-max up to" in err.value.for_cli()

@@ -196,3 +196,41 @@ def test_sequential_example_retest_rejects_a_near_miss_and_keeps_a_tight_answer(
     assert bad is not None and p_bad <= 0.05
     good, p_good, looks = test.run(tight)
     assert good is None and p_good > 0.05
+
+
+@sketch(holes=("η",), neighbors=privet.neighbors.replace_one(),
+        domain=privet.Domain(length=4, low=0, high=3), textbook=[("3/ε",)])
+def bounded_sum(noise, q, *, epsilon):
+    """A sum of four values in [0, 3] under replace-one: sensitivity 3."""
+    return np.clip(q, 0, 3).sum() + noise.hole("η")
+
+
+def test_a_replaced_record_moves_across_a_bounded_domain():
+    # the examples changed one entry by 1 only, and 1/ε (a third of the needed noise) was
+    # synthesized as "no violation found"; they now move it from 0 to 3 as well
+    from privet.synth.examples import example_pairs
+
+    pairs = example_pairs(bounded_sum, {"length": 4, "epsilon": 1.0})
+    assert max(float(np.max(np.abs(p.d1 - p.d2))) for p in pairs) == 3
+    assert all(np.all((p.d1 >= 0) & (p.d1 <= 3) & (p.d2 >= 0) & (p.d2 <= 3)) for p in pairs)
+    r = synth(bounded_sum, **SMALL)
+    assert r.status == "found" and r.best.exprs == ("3/ε",)
+    # a statistical verdict says where it was tested
+    assert r.checked_at() == "at length 4, ε ∈ {0.5, 1, 2}" and str(r).endswith(
+        "(at length 4, ε ∈ {0.5, 1, 2})")
+
+
+def test_a_setting_the_domain_does_not_allow_is_refused_at_the_sketch():
+    # it failed mid-run with "input has length 8, but the domain needs length 4"
+    with pytest.raises(privet.PrivetError, match=r"length 8 \(settings=\).*domain"):
+        @sketch(holes=("η",), domain=privet.Domain(length=4), settings=({"length": 8},))
+        def fixed(noise, q, *, epsilon):
+            return q.sum() + noise.hole("η")
+
+
+@pytest.mark.parametrize("bad, name", [({"verify_n": (0, 0)}, "verify_n"), ({"top": 0}, "top"),
+                                       ({"n_select": -5}, "n_select")])
+def test_bad_sizes_name_their_argument(bad, name):
+    # verify_n=(0, 0) ended in "ValueError: looks must be increasing", top=0 was accepted
+    with pytest.raises(privet.PrivetError, match=rf"^{name}"):
+        synth(hist, **{**SMALL, **bad})

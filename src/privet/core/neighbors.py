@@ -176,6 +176,7 @@ class Neighbors:
                 scaled = d1 + self.delta * (d2 - d1)
                 out.append(InputPair(d1.copy(), scaled, f"{name} (n={n})"))
         if domain is not None:
+            out += _across(self.kind, domain, out)
             inside = [p for p in out if _inside(domain, p.d1) and _inside(domain, p.d2)]
             out = inside or [q for q in (_shifted(domain, p) for p in out)
                              if q is not None and self.are_neighbors(q.d1, q.d2)]
@@ -194,6 +195,38 @@ def _domain_lengths(domain: Any, lengths: tuple[int, ...]) -> tuple[int, ...]:
         kept = tuple(n for n in lengths if lo <= n <= hi)
         return kept or (max(lo, min(hi, max(lengths))),)
     return lengths
+
+
+def _across(kind: str, domain: Any, pairs: list[InputPair]) -> list[InputPair]:
+    """For relations that let one record take any value (replace one, add or remove one),
+    the patterns' changed entry moved across a bounded domain: from its bottom to its top
+    (a sum over [0, 3] moves by 3, which the patterns' unit steps never show)."""
+    lo, hi = getattr(domain, "low", -np.inf), getattr(domain, "high", np.inf)
+    if kind not in ("replace_one", "add_remove") or not (np.isfinite(lo) and np.isfinite(hi)):
+        return []
+    out, seen = [], set()
+    for p in pairs:
+        if kind == "add_remove":
+            base = p.d1 if len(p.d1) < len(p.d2) else p.d2
+            for v in (lo, hi):
+                d2 = np.r_[base, v]
+                key = (base.tobytes(), d2.tobytes())
+                if key not in seen:
+                    seen.add(key)
+                    out.append(InputPair(base.copy(), d2, f"add one at {v:g}"))
+            continue
+        if p.d1.shape != p.d2.shape:
+            continue
+        changed = np.nonzero(p.d1 != p.d2)[0]
+        if len(changed) != 1:
+            continue
+        d1, d2 = p.d1.copy(), p.d1.copy()
+        d1[changed[0]], d2[changed[0]] = lo, hi
+        key = (d1.tobytes(), d2.tobytes())
+        if key not in seen:
+            seen.add(key)
+            out.append(InputPair(d1, d2, f"{p.pattern}, changed entry across the domain"))
+    return out
 
 
 def _shifted(domain: Any, pair: InputPair) -> InputPair | None:

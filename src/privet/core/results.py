@@ -892,11 +892,27 @@ class SynthResult:
                 ("best", best.describe() if best else None),
                 ("textbook_rank", self.textbook_rank), ("epsilon", self.epsilon)]
 
+    def checked_at(self) -> str:
+        """The settings the completions were tested at ("at length 4, ε ∈ {0.5, 1, 2}"):
+        a statistical verdict holds for those only (a sparse vector's noise that passes at
+        four queries may fail at eight)."""
+        settings = self.details.get("settings") or []
+        if not settings:
+            return ""
+        parts = []
+        for key, word in (("length", "length"), ("epsilon", "ε")):
+            vals = sorted({float(st[key]) for st in settings if key in st})
+            if vals:
+                shown = ", ".join(fmt_num(v) for v in vals)
+                parts.append(f"{word} {shown}" if len(vals) == 1 else f"{word} ∈ {{{shown}}}")
+        return "at " + ", ".join(parts) if parts else ""
+
     def __str__(self) -> str:
         best = self.best
+        where = f" ({self.checked_at()})" if self.checked_at() else ""
         if best is None:
-            return f"{self.sketch}: no completion found in {self.grammar}"
-        return f"{self.sketch}: best completion {best.describe()}, {best.verdict}"
+            return f"{self.sketch}: no completion found in {self.grammar}{where}"
+        return f"{self.sketch}: best completion {best.describe()}, {best.verdict}{where}"
 
     @property
     def best(self) -> Completion | None:

@@ -25,7 +25,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError, NothingToCheckError, ParameterError
+from ..core.errors import InputError, NothingToCheckError, ParameterError, advice
 from ..core.mechanism import Mechanism
 from ..core.results import PufferfishVerdict
 from .scenario import (
@@ -148,7 +148,9 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
     kmax = int(k_max if k_max is not None else sc.k)
     if kmax < 1 or k_min < 1 or k_min > kmax or kmax > MAX_K:
         raise ParameterError(f"observation lengths must satisfy 1 <= k_min <= k_max <= "
-                             f"{MAX_K}, got {k_min}..{kmax}.")
+                             f"{MAX_K}, got {k_min}..{kmax}; give "
+                             + advice(f"k_max=... up to {MAX_K}", f"--k-max up to {MAX_K}")
+                             + ".")
     per_k = []
     solvers = []
     last: dict = {}

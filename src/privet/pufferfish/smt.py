@@ -46,6 +46,36 @@ except ImportError:  # pragma: no cover
     z3 = None
 
 
+def check_solver(s: Any) -> Any:
+    """``s.check()``, stoppable with Ctrl-C: z3 runs in a thread (its C call releases the
+    interpreter) while this one waits, and Ctrl-C interrupts z3 and raises
+    KeyboardInterrupt here. z3's own Ctrl-C handling is turned off: it took the signal,
+    answered "unknown" for the query at hand, and the run went on to the next one."""
+    import threading
+
+    z3.set_param("ctrl_c", False)
+    got: dict = {}
+
+    def run() -> None:
+        try:
+            got["result"] = s.check()
+        except BaseException as err:  # handed to the waiting thread
+            got["error"] = err
+
+    worker = threading.Thread(target=run, name="z3 check", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.05)
+    except KeyboardInterrupt:
+        s.ctx.interrupt()
+        worker.join()
+        raise
+    if "error" in got:
+        raise got["error"]
+    return got["result"]
+
+
 def _need_z3() -> None:
     if z3 is None:  # pragma: no cover
         raise SolverError("privet.pufferfish needs z3-solver (pip install z3-solver).")
@@ -113,19 +143,21 @@ def _solve(constraints: list, timeout: float, nonlinear: bool) -> tuple[str, Any
     else:
         s = z3.Solver()
         name = "z3"
+    t0 = time.perf_counter()
     s.set("timeout", ms)
     s.add(*constraints)
-    r = s.check()
+    r = check_solver(s)
     if r == z3.sat:
         return "sat", s.model(), name
     if r == z3.unsat:
         return "unsat", None, name
-    if not nonlinear:
+    left = timeout - (time.perf_counter() - t0)
+    if not nonlinear or left < 0.1:
         return "unknown", None, name
     s2 = z3.Solver()  # the default strategy sometimes settles what nlsat alone does not
-    s2.set("timeout", ms)
+    s2.set("timeout", max(1, int(left * 1000)))  # in the same time, not twice it
     s2.add(*constraints)
-    r = s2.check()
+    r = check_solver(s2)
     if r == z3.sat:
         return "sat", s2.model(), "z3"
     if r == z3.unsat:
@@ -524,16 +556,19 @@ def algorithm1(sc: Scenario, eps: Budget, k: int, timeout: float = 60.0,
         base = dom + wdom + side + aux_a + (aux_b if b != a else []) + [za > 0, zb > 0]
         why = ""
         for c in ladder:
+            remaining = timeout - (time.perf_counter() - t0)
+            if remaining <= 0:  # the length's time is used up: undecided, not tried longer
+                why = "solver time used up"
+                break
             gt = zb * sa > rv(c) * za * sb  # GT with the normalizers cleared
             queries += 1
-            remaining = max(0.5, timeout - (time.perf_counter() - t0))
             ts = time.perf_counter()
             if nonlinear:
                 status, model, solver = _solve(base + [gt], remaining, True)
             else:
                 s = _linear_solver(remaining)
                 s.add(*base, gt)
-                r = s.check()
+                r = check_solver(s)
                 status = "sat" if r == z3.sat else "unsat" if r == z3.unsat else "unknown"
                 model = s.model() if r == z3.sat else None
                 solver = "z3 (simplify, solve-eqs, smt)"

@@ -24,7 +24,8 @@ def _fmt(v: Any) -> str:
 def render(v: PufferfishVerdict) -> Fit:
     """A field/value table for a verdict."""
     rows: list[list[Any]] = [["verdict", verdict_text(v.describe())],
-                             ["ε", f"{v.epsilon_text} (= {fmt_num(v.epsilon, 6)})"],
+                             ["ε", v.epsilon_text if v.epsilon_text == fmt_num(v.epsilon, 6)
+                              else f"{v.epsilon_text} (= {fmt_num(v.epsilon, 6)})"],
                              ["lengths checked", f"1 to {v.k}" if v.status != "unknown" else
                               f"verified up to {v.details.get('verified_up_to', 0)}, "
                               f"unknown at {v.k}"]]
@@ -51,6 +52,15 @@ def render(v: PufferfishVerdict) -> Fit:
     return kv(f"pufferfish: {v.scenario}", rows)
 
 
+def _bracket(d: dict) -> str:
+    """Where the bisection started: [low, high] and who gave it (— when nobody did)."""
+    low, high = (tuple(d.get("bracket") or ()) + (None, None))[:2]
+    source = d.get("bracket_source")
+    if low is None and high is None:
+        return str(source) if source else "—"
+    return f"[{fmt_num(low)}, {fmt_num(high)}]" + (f" from {source}" if source else "")
+
+
 def render_bound(b: Bound) -> Fit:
     d = b.details
     fixed = d.get("bracket_corrected") or []
@@ -59,8 +69,8 @@ def render_bound(b: Bound) -> Fit:
             if d.get("bracket_source", "").startswith("privet.detect") else "")
     return kv(f"pufferfish bound: {b.mechanism}", [
         ["lower bound", f"ε ≥ {fmt_num(b.value)} (violated, exact); "
-                        f"{fmt_num(d.get('upper'))}-DP verified at length {d.get('k')}"],
-        ["bracket", f"{d.get('bracket')} from {d.get('bracket_source')}{note}"],
+                        f"ε = {fmt_num(d.get('upper'))} verified at length {d.get('k')}"],
+        ["bracket", _bracket(d) + note],
         ["checks", str(len(d.get("checks", [])))],
         ["time", f"{b.seconds:.2f} s"]])
 

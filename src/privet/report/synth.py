@@ -95,6 +95,9 @@ def render(result: SynthResult) -> Any:
         head = Text(f"{result.sketch}: no completion found in {result.grammar}{cut}",
                     style="bold red")
     parts.append(head)
+    if result.checked_at():
+        parts.append(Text(f"tested {result.checked_at()} (the verdicts hold there)",
+                          style="dim"))
     if result.textbook:
         tb = ", ".join("(" + ", ".join(t) + ")" for t in result.textbook)
         if result.textbook_rank is not None:

@@ -71,7 +71,10 @@ def example_pairs(sketch: Sketch, setting: Mapping[str, Any]) -> list:
     worst case has the queries before the odd one pushed the other way."""
     from ..core.neighbors import InputPair
 
-    pairs = list(sketch.neighbors.pairs(lengths=(int(setting["length"]),)))
+    # inside the sketch's domain (a pair privet makes must not be refused as the user's bad
+    # input), with a replaced or added record moved across a bounded domain
+    pairs = list(sketch.neighbors.pairs(lengths=(int(setting["length"]),),
+                                        domain=sketch.domain))
     extra = []
     for p in pairs:
         if p.pattern.startswith(("one above rest below", "one below rest above")):

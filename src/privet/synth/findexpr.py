@@ -431,7 +431,8 @@ def _exact(mech, sketch: Sketch, settings):
     for s, setting in enumerate(settings):
         args = _args(setting)
         eps = float(setting["epsilon"])
-        for pair in sketch.neighbors.pairs(lengths=(int(setting["length"]),)):
+        for pair in sketch.neighbors.pairs(lengths=(int(setting["length"]),),
+                                           domain=sketch.domain):
             p1 = mech.distribution(pair.d1, args).as_dict()
             p2 = mech.distribution(pair.d2, args).as_dict()
             for y in set(p1) | set(p2):

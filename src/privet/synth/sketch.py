@@ -166,7 +166,7 @@ class Sketch:
         out = [base]
         varied = self.settings or (
             {"epsilon": self.epsilon / 2}, {"epsilon": self.epsilon * 2},
-            {"length": 2 * self.length},
+            *([{"length": 2 * self.length}] if _allows(self.domain, 2 * self.length) else []),
         )
         for s in varied:
             merged = {**base, **dict(s)}
@@ -267,6 +267,29 @@ def _fn_args(fn: Callable, kw: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kw.items() if k in params}
 
 
+def _allows(dom: Domain, n: int) -> bool:
+    dl = dom.length
+    return dl is None or (n == dl if isinstance(dl, int) else dl[0] <= n <= dl[1])
+
+
+def _sketch_length(name: str, dom: Domain, length: int | None,
+                   settings: Sequence[Mapping[str, Any]]) -> int:
+    """γ's input length: ``length``, else the domain's fixed length, else 5; one sentence
+    when it or a setting's length lies outside what the domain allows (found mid-run
+    before, as "input has length 8, but the domain needs length 4")."""
+    n = int(length) if length is not None else (
+        dom.length if isinstance(dom.length, int) else 5)
+    if isinstance(dom.length, tuple) and length is None and not _allows(dom, n):
+        n = dom.length[0] if n < dom.length[0] else dom.length[1]
+    for where, v in [("length", n)] + [("settings", st["length"]) for st in settings
+                                        if "length" in st]:
+        if not _allows(dom, int(v)):
+            raise PrivetError(
+                f"sketch {name!r} asks for inputs of length {v} ({where}=), which its domain "
+                f"({dom.describe()}) does not allow; change {where}= or the domain's length.")
+    return n
+
+
 def sketch(
     fn: Callable | None = None,
     *,
@@ -276,7 +299,7 @@ def sketch(
     domain: Domain | None = None,
     args: Mapping[str, Any] | None = None,
     epsilon: float = 1.0,
-    length: int = 5,
+    length: int | None = None,
     settings: Sequence[Mapping[str, Any]] = (),
     output: Output | None = None,
     grammar: Grammar | None = None,
@@ -287,9 +310,11 @@ def sketch(
     """Decorate ``fn(noise, x, **args)`` as a :class:`Sketch` with holes ``holes``.
 
     ``holes`` names the holes (or gives their number); ``family`` is one noise family for all
-    holes or one per hole. ``epsilon``/``length`` fix γ (the paper's fixParams); ``settings``
-    vary it for the test examples. ``geometric_bound`` censors geometric noise to
-    [-bound, bound] so that completions can be enumerated exactly.
+    holes or one per hole. ``epsilon``/``length`` fix γ (the paper's fixParams; ``length``
+    defaults to the domain's fixed length, else 5); ``settings`` vary it for the test
+    examples (a length the domain does not allow is refused here). ``geometric_bound``
+    censors geometric noise to [-bound, bound] so that completions can be enumerated
+    exactly.
     """
 
     def wrap(f: Callable) -> Sketch:
@@ -302,10 +327,13 @@ def sketch(
         defaults = {p.name: p.default for p in list(sig.parameters.values())[2:]
                     if p.default is not inspect.Parameter.empty and p.name != "epsilon"}
         defaults.update(args or {})
+        dom = domain or Domain()
+        nm = name or f.__name__
+        n = _sketch_length(nm, dom, length, settings)
         return Sketch(
-            fn=f, name=name or f.__name__, holes=names, families=fams,
-            neighbors=neighbors or all_differ(), domain=domain or Domain(), args=defaults,
-            epsilon=float(epsilon), length=int(length), settings=tuple(settings),
+            fn=f, name=nm, holes=names, families=fams,
+            neighbors=neighbors or all_differ(), domain=dom, args=defaults,
+            epsilon=float(epsilon), length=n, settings=tuple(settings),
             output=output or Output(), grammar=grammar or Grammar.default(),
             textbook=tuple(tuple(t) for t in textbook), geometric_bound=geometric_bound,
             description=(inspect.getdoc(f) or "").split("\n")[0],
