@@ -220,3 +220,19 @@ def test_an_added_record_takes_the_domain_s_extremes():
     added = {float(p.d2[-1]) for p in add_remove().pairs(domain=dom, both_orders=False)
              if len(p.d2) == len(p.d1) + 1}
     assert {0.0, 3.0} <= added
+
+
+def test_a_wide_integer_domain_is_refused_before_any_compile():
+    # [0, 10^9] went into the BDD trial compile and ran for minutes; enumeration refused it
+    from fractions import Fraction
+
+    from privet.core.errors import GridTooLargeError
+
+    @privet.mechanism(epsilon=math.log(2), neighbors=privet.neighbors.one_differs(1),
+                      domain=privet.Domain(length=1, integer=True, low=0, high=10**9))
+    def wide(noise, x):
+        return x + noise.bernoulli(Fraction(1, 3), shape=x.shape)
+
+    for backend in ("auto", "bdd", "enumerate"):
+        with pytest.raises(GridTooLargeError, match="1,000,000,001 inputs, above the cap"):
+            privet.exact(wide, backend=backend)

@@ -3,6 +3,7 @@ Rényi/zCDP values, and exact checks of (ε, δ) and zCDP claims."""
 
 import math
 
+import numpy as np
 import pytest
 
 import privet
@@ -50,3 +51,44 @@ def test_zcdp_claim_checked_exactly():
     # one bit flipped w.p. 1/5: at α → 1, D_α/α is the KL divergence of (0.8, 0.2) from
     # (0.2, 0.8), 0.6 ln 4 = 0.83 > 0.5, so the claim fails
     assert r.rho > 0.8 and r.verified is False
+
+
+def test_round_off_above_a_tight_pure_claim_is_not_a_violation():
+    # randomized response on bits, tight at ln 2: the float profile read δ(ln 2) = 1.1e-16
+    # as "violation (exact)"; it is inconclusive in floats, verified with Fractions
+    from fractions import Fraction
+
+    @privet.mechanism(epsilon=math.log(2), neighbors=privet.neighbors.one_differs(1),
+                      domain=privet.Domain(length=2, integer=True, low=0, high=1))
+    def rr_bits(noise, x):
+        return (x + noise.bernoulli(Fraction(1, 3), shape=x.shape)) % 2
+
+    floats = privet.exact.profile(rr_bits)
+    assert floats.verified is not False
+    if floats.verified is None:
+        assert floats.check.startswith("inconclusive in floating point")
+    assert privet.exact.profile(rr_bits, fractions=True).verified is True
+
+
+def test_the_bdd_backend_checks_the_claim_and_keeps_truncated_tails_comparable():
+    # on --backend bdd the profile read the claim off the compiled program (none): a broken
+    # zCDP claim passed unchecked, and the discrete Gaussian's ρ came out ∞
+    @privet.mechanism(rho=0.2, neighbors=privet.neighbors.one_differs(1),
+                      domain=privet.Domain(length=1, integer=True, low=0, high=2))
+    def rr_count(noise, x):
+        return np.clip(x[0] + noise.geometric(0.5, low=-2, high=2), 0, 2)
+
+    for backend in ("enumerate", "bdd"):
+        r = privet.exact.profile(rr_count, backend=backend)
+        assert r.verified is False and "tight ρ" in r.check, backend
+
+    @privet.mechanism(rho=1 / 28, neighbors=privet.neighbors.all_differ(1),
+                      domain=privet.Domain(length=1, integer=True, low=0, high=1))
+    def dgauss(noise, x):
+        return x[0] + noise.discrete_gaussian(14)
+
+    for backend in ("enumerate", "bdd"):
+        r = privet.exact.profile(dgauss, backend=backend)
+        assert r.rho == pytest.approx(1 / 28, rel=1e-6), backend   # N_Z(0, σ²): 1 / (2σ²)
+        assert max(float(a) for a in r.renyi) <= 20 and "orders above 20" in \
+            r.details["tail_note"]

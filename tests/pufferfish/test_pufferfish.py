@@ -353,6 +353,8 @@ def test_ctrl_c_stops_a_running_solver_query():
     threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     with pytest.raises(KeyboardInterrupt):  # z3 swallowed it before: no exception at all
         check_solver(s)
+    # and the query is over: z3 is not thread-safe, a query left running crashes the next
+    assert not any(t.name == "z3 check" and t.is_alive() for t in threading.enumerate())
 
 
 def test_a_length_beyond_the_cap_names_the_argument():

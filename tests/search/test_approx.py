@@ -63,3 +63,20 @@ def test_a_violation_elsewhere_on_the_curve_is_named_in_the_verdict():
     j = int(np.argmax(np.asarray(r.curve_epsilon) - np.asarray(r.claimed_curve)))
     assert r.curve_epsilon[j] > r.claimed_curve[j]
     assert "> claimed 0.5" in r.verdict
+
+
+def test_bad_test_points_are_refused_and_a_delta_below_the_claim_is_not_vacuous():
+    import pytest
+
+    from privet.core.errors import ParameterError
+
+    m = lib.get("gaussian.analytic")   # claims (1, 1e-5)
+    for bad in ({"epsilon": -1.0}, {"delta": float("nan")}, {"n_max": 0}):
+        with pytest.raises(ParameterError):   # -1 read as a violation; NaN as a ValueError
+            privet.search(m, seed=0, **bad)
+    # below the claimed δ the claim says nothing: detect ran at ε = ∞ and found nothing
+    with pytest.raises(ParameterError, match="says nothing at δ = 1e-06"):
+        privet.detect(m, delta=1e-6, seed=0)
+    # search certifies δ at the claim's ε and ε(δ) at the δ asked for (was "δ(∞) ≥ 0")
+    r = privet.search(m, seed=0, delta=1e-6)
+    assert r.epsilon == 1.0 and r.delta == 1e-6 and r.epsilon_lower > 1

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ParameterError, advice
 
 KINDS = ("pure", "approx", "zcdp")
 
@@ -142,7 +142,13 @@ class Claim:
         if epsilon is not None:
             return float(epsilon), float(self.delta_at(float(epsilon)))
         if delta is not None:
-            return float(self.epsilon_at(float(delta))), float(delta)
+            e = float(self.epsilon_at(float(delta)))
+            if math.isinf(e):  # a test at ε = ∞ can find nothing: say so, not "no violation"
+                raise ParameterError(
+                    f"the claim {self.describe()} says nothing at δ = {float(delta):g} (its ε "
+                    "there is ∞), so there is nothing to test; give the test epsilon too ("
+                    + advice("epsilon=...", "--epsilon E") + ") or a δ the claim covers.")
+            return e, float(delta)
         if self.kind == "zcdp":
             raise ParameterError(f"the claim {self.describe()} has no single (ε, δ): give the "
                                  "test delta (delta=..., --delta) or the test epsilon.")

@@ -58,6 +58,7 @@ from . import programs, sets
 from .algorithms import (
     DEFAULT_INPUT_CAP,
     Target,
+    check_domain_size,
     exact_acc,
     exact_dp_dense,
     exact_dp_triples,
@@ -136,9 +137,9 @@ def _check_request(target: Any, length: Any, whole_domain: bool, input_cap: int,
         require_discrete_noise(target, length, args)
     if whole_domain and isinstance(target, (Mechanism, Program)):
         values, n = grid_axes(_length_only(target, length))
-        count = power_count(len(values), n)
-        if count <= input_cap:
-            _within(target.name, count, None, MEMORY_PER_ENTRY["bdd"], max_memory)
+        check_domain_size(target.name, len(values), n, input_cap)
+        _within(target.name, power_count(len(values), n), None, MEMORY_PER_ENTRY["bdd"],
+                max_memory)
 
 
 def _as_float(v: Any) -> float:

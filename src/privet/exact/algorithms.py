@@ -236,6 +236,21 @@ def require_discrete_noise(mech: Mechanism, length: int | None,
         pass  # any other problem is reported where it arises, with its own sentence
 
 
+def check_domain_size(name: str, values: int, length: int, input_cap: int) -> None:
+    """Raise :class:`GridTooLargeError` when a whole domain of ``values`` per entry at
+    ``length`` has more than ``input_cap`` inputs (every backend refuses it: before any
+    compile, which on [0, 10^9] ran for minutes first)."""
+    if power_count(values, length) > input_cap:
+        raise GridTooLargeError(
+            f"the input domain of {name!r} has {power_text(values, length)} "
+            f"inputs, above the cap of {input_cap:,}; "
+            + advice("restrict it with inputs=/pairs= (e.g. the symmetry sets of "
+                     "privet.exact.sets) or raise input_cap",
+                     "check a shorter length (--length N), given inputs (--inputs) or the "
+                     "randomized-response set (--set rr)") + "."
+        )
+
+
 def input_grid(target: Target, inputs: Iterable | None = None,
                input_cap: int = DEFAULT_INPUT_CAP) -> np.ndarray:
     """The inputs to enumerate: the user's list, or the mechanism's whole integer domain."""
@@ -249,19 +264,10 @@ def input_grid(target: Target, inputs: Iterable | None = None,
             _check_input(target, r)
         return np.asarray(rows)
     values, length = grid_axes(target)
-    total = power_count(len(values), length)
-    if total > input_cap:
-        raise GridTooLargeError(
-            f"the input domain of {target.obj.name!r} has {power_text(len(values), length)} "
-            f"inputs, above the cap of {input_cap:,}; "
-            + advice("restrict it with inputs=/pairs= (e.g. the symmetry sets of "
-                     "privet.exact.sets) or raise input_cap",
-                     "check a shorter length (--length N) or the randomized-response set "
-                     "(--set rr)") + "."
-        )
+    check_domain_size(target.obj.name, len(values), length, input_cap)
     # every vector over ``values``, last coordinate fastest (itertools.product's order)
     idx = np.indices((len(values),) * length, dtype=np.int64).reshape(length, -1).T
-    return (idx + values.start).reshape(int(total), length)
+    return (idx + values.start).reshape(-1, length)
 
 
 def grid_axes(target: Target) -> tuple[range, int]:

@@ -68,8 +68,14 @@ def check_solver(s: Any) -> Any:
         while worker.is_alive():
             worker.join(0.05)
     except KeyboardInterrupt:
-        s.ctx.interrupt()
-        worker.join()
+        # z3's context is not thread-safe: the query must be over before this thread goes
+        # on (an interrupt sent before z3 entered the query is lost, so it is sent again)
+        while worker.is_alive():
+            s.ctx.interrupt()
+            try:
+                worker.join(0.1)
+            except KeyboardInterrupt:
+                continue
         raise
     if "error" in got:
         raise got["error"]

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..attacks import tails
 from ..core.claims import Claim
-from ..core.errors import ParameterError
+from ..core.errors import ParameterError, check_epsilon
 from ..core.mechanism import Mechanism
 from ..core.results import CertifiedProfile, Counterexample
 from ..core.text import fmt_apart, fmt_num
@@ -53,6 +53,11 @@ def target_point(claim: Claim | None, epsilon: float | None, delta: float | None
         return float(epsilon), float(delta)
     if claim.kind == "zcdp" and epsilon is None and delta is None:
         delta = 1e-5
+    if epsilon is None and delta is not None and claim.kind == "approx" and \
+            math.isinf(float(claim.epsilon_at(float(delta)))):
+        # below the claim's δ it says nothing (ε = ∞): δ is certified at the claim's own ε,
+        # and ε(δ) at the δ asked for (before: "δ(∞) ≥ 0")
+        return float(claim.epsilon), float(delta)
     return claim.point(epsilon, delta)
 
 
@@ -76,6 +81,14 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
         raise ParameterError(f"confidence must lie in (0, 1), got {confidence}.")
     check_sizes(n_select, n_final)
     claim = mech.claim
+    if epsilon is not None:
+        check_epsilon(epsilon, "the test epsilon")
+    if delta is not None and not (isinstance(delta, (int, float, np.floating))
+                                  and 0 < float(delta) < 1):
+        raise ParameterError(f"the test delta must lie in (0, 1), got {delta!r}.")
+    for what, v in (("n_select", n_select), ("n_final", n_final), ("n_max", n_max)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ParameterError(f"{what} must be a whole number of samples >= 1, got {v!r}.")
     eps, dlt = target_point(claim, epsilon, delta)
     if seed is None:
         seed = secrets.randbits(63)
