@@ -207,3 +207,15 @@ def test_no_red_line_on_correct_mechanisms_at_the_boundary(seed):
         assert not line.verdict.startswith(("violation", "conflict")), line.verdict
     for row in res.rows:
         assert row.result.alpha == pytest.approx(0.05 / 3)
+
+
+def test_a_user_mechanism_with_a_zcdp_claim_runs_in_the_suite(tmp_path):
+    # "claims no ε: declare it with @privet.mechanism(epsilon=...)" for a ρ claim
+    (tmp_path / "zc.py").write_text(
+        "import privet\n"
+        "@privet.mechanism(rho=0.125, neighbors=privet.neighbors.all_differ(1),\n"
+        "                  domain=privet.Domain(length=1, low=0, high=1))\n"
+        "def g(noise, x, *, rho):\n"
+        "    return x[..., 0] + noise.gaussian(2.0)\n")
+    r = suite(engines=["detect"], only=[f"{tmp_path / 'zc.py'}:g"], quick=True)
+    assert len(r.rows) == 1 and r.rows[0].verdict == "no violation found"

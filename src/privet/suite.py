@@ -507,9 +507,10 @@ def _load_user(target: str) -> Mechanism:
     from .cli_support import load_mechanism
 
     mech = load_mechanism(target)
-    if mech.epsilon is None:
-        raise PrivetError(f"{target} claims no ε: declare it with "
-                          "@privet.mechanism(epsilon=...) to run the suite on it.")
+    if mech.claim is None:  # a zCDP claim (ρ, no ε) is a claim too: the library runs some
+        raise PrivetError(f"{target} claims nothing: declare its claim with "
+                          "@privet.mechanism(epsilon=...), (epsilon=..., delta=...) or "
+                          "(rho=...) to run the suite on it.")
     return mech
 
 

@@ -236,3 +236,59 @@ def test_a_wide_integer_domain_is_refused_before_any_compile():
     for backend in ("auto", "bdd", "enumerate"):
         with pytest.raises(GridTooLargeError, match="1,000,000,001 inputs, above the cap"):
             privet.exact(wide, backend=backend)
+
+
+def test_an_exact_ratio_is_compared_exactly_with_the_claim():
+    # e^ε = 3 exactly was "verified" against a claim of ln 3 - 1e-12 (a float tolerance)
+    from fractions import Fraction
+
+    def bound(claimed: float) -> ExactBound:
+        return ExactBound(mechanism="rr", epsilon=math.log(3), e_epsilon=Fraction(3),
+                          witness=None, domain="2 inputs", claimed_epsilon=claimed)
+
+    assert not bound(math.log(3) - 1e-12).verified
+    assert bound(math.log(3) + 1e-12).verified
+    assert bound(math.log(3)).verified   # the float ln 3 lies within 1 ulp of the real one
+    assert bound(math.nextafter(math.log(3), 0)).verified  # a claim's own rounding is allowed
+
+
+def test_accuracy_names_its_f_and_refuses_the_counting_query_for_vectors():
+    # a 3-bin histogram's accuracy read 0: every bin was compared with sum(x), unnamed
+    @privet.mechanism(epsilon=1.0, neighbors=privet.neighbors.one_differs(1),
+                      domain=privet.Domain(length=3, integer=True, low=0, high=1))
+    def hist(noise, x):
+        return x + noise.geometric(0.5, shape=x.shape, low=-2, high=2)
+
+    with pytest.raises(ParameterError, match="returns 3 entries per output; give truth="):
+        privet.exact.accuracy(hist, 1)
+    r = privet.exact.accuracy(hist, 1, truth=lambda x: np.asarray(x))
+    # each bin within 1 with probability 1/3 + 2/6 (two-sided geometric, α = 1/2): (2/3)^3
+    assert r.details["truth"] == "the truth= given"
+    assert r.one_minus_beta == pytest.approx(8 / 27, rel=1e-9)
+
+    @privet.mechanism(epsilon=1.0, neighbors=privet.neighbors.one_differs(1),
+                      domain=privet.Domain(length=2, integer=True, low=0, high=1))
+    def count(noise, x):
+        return x.sum(axis=-1) + noise.geometric(0.5, low=-2, high=2)
+
+    assert privet.exact.accuracy(count, 1).details["truth"] == "sum(x), the counting query"
+
+
+def test_an_exact_delta_is_never_below_the_true_one():
+    # e^ε as a float rounds up as often as down: δ taken with it could print as an "exact"
+    # fraction below the true δ (dsvt: ...253099 for ...253157)
+    import decimal
+    from fractions import Fraction
+
+    @privet.mechanism(epsilon=math.log(3), neighbors=privet.neighbors.one_differs(1),
+                      domain=privet.Domain(length=1, integer=True, low=0, high=1))
+    def rr(noise, x):
+        return (x[0] + noise.bernoulli(Fraction(1, 4))) % 2
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 50
+        for eps in (0.5, 0.3, 0.7):
+            true = Fraction(decimal.Decimal("0.75") - decimal.Decimal("0.25")
+                            * decimal.Decimal(eps).exp())   # P = (3/4, 1/4) against (1/4, 3/4)
+            got = privet.exact.delta_for(rr, eps, fractions=True).delta
+            assert true <= got <= true + Fraction(1, 10**30)

@@ -534,8 +534,21 @@ class ExactBound:
 
     @property
     def verified(self) -> bool:
-        """True when the claimed epsilon holds on the checked domain."""
-        return self.claimed_epsilon is not None and self.epsilon <= self.claimed_epsilon + 1e-12
+        """True when the claimed epsilon holds on the checked domain. With an exact rational
+        e^ε (``fractions=True``) the comparison is exact against e^claimed (to 40 digits),
+        the claim given four ulps for its own rounding (``math.log(3)`` means ln 3): the float
+        tolerance of 1e-12 called e^ε = 3 "verified" against a claim of ln 3 - 1e-12."""
+        if self.claimed_epsilon is None:
+            return False
+        if isinstance(self.e_epsilon, Fraction) and math.isfinite(self.claimed_epsilon):
+            import decimal
+
+            with decimal.localcontext() as ctx:
+                ctx.prec = 40
+                claimed = self.claimed_epsilon + 4 * math.ulp(self.claimed_epsilon)
+                bound = Fraction(decimal.Decimal(claimed).exp())
+            return self.e_epsilon <= bound
+        return self.epsilon <= self.claimed_epsilon + 1e-12
 
     def _where(self) -> str:
         """The inputs checked, as the verdict names them ("4 inputs (integers in [0, 3])")."""

@@ -475,10 +475,15 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     xs = input_grid(t, inputs, input_cap)
     if t.backend != "bdd":  # per-input distributions (the BDD answers point queries)
         check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
-    if truth is None:
-        truth = getattr(t.obj, "truth", None) or (lambda x: int(np.sum(x)))
+    if truth is not None:
+        f_text = "the truth= given"
+    elif getattr(t.obj, "truth", None) is not None:
+        truth, f_text = t.obj.truth, "the program's truth"
+    else:
+        _counting_only(target, xs[0], args)
+        truth, f_text = (lambda x: int(np.sum(x))), "sum(x), the counting query"
     res = exact_acc(t, float(alpha), xs, truth, keep=max(1, int(top_k)))
-    details: dict[str, Any] = {"inference_size": res.inference_size,
+    details: dict[str, Any] = {"truth": f_text, "inference_size": res.inference_size,
                                "solver_runs": t.solver_runs, "inputs": len(xs),
                                "backend_choice": t.choice}
     if t.compiled is not None:
@@ -491,6 +496,27 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
         domain=label or _domain_text(t, xs, None), backend=t.backend,
         seconds=time.perf_counter() - start, details=details,
     )
+
+
+def _counting_only(target: Any, x: Any, args: Mapping[str, Any] | None) -> None:
+    """One sentence when the default f(x) = sum(x), one number, would be compared with
+    outputs of several entries (a histogram's accuracy read 0: every bin against the sum)."""
+    if not isinstance(target, Mechanism):
+        return
+    from ..core.noise import Sampler
+
+    try:
+        out = np.asarray(target.run(Sampler(0, 1), x, args, check_input=False))
+    except PrivetError:
+        return
+    width = int(np.prod(out.shape[1:])) if out.ndim > 1 else 1
+    if width > 1:
+        raise ParameterError(
+            f"accuracy compares each output with f(x), by default the counting query sum(x), "
+            f"one number, but {target.name!r} returns {width} entries per output; "
+            + advice("give truth=lambda x: ... with one value per entry",
+                     "call privet.exact.accuracy(..., truth=...) from Python")
+            + ".")
 
 
 def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,

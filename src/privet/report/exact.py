@@ -68,7 +68,8 @@ def render_accuracy(a: AccuracyBound) -> Fit:
     """The tight (α, β)-accuracy with its top-k worst inputs (WMC Table IV)."""
     rows = [[str(r), fmt_vec(list(x)), _num(v)] for r, (x, v) in enumerate(a.top_k, 1)]
     note = (f"tight 1 − β = {_num(a.one_minus_beta)} at {fmt_vec(list(a.worst_input))}; "
-            f"checked {a.domain}; backend {a.details.get('backend_choice') or a.backend}"
+            + (f"f(x) = {a.details['truth']}; " if a.details.get("truth") else "")
+            + f"checked {a.domain}; backend {a.details.get('backend_choice') or a.backend}"
             + (f", BDD size {a.details['bdd_size']:,}" if "bdd_size" in a.details else "")
             + (f"; {a.seconds:.3f} s" if a.seconds is not None else ""))
     return table(f"privet exact: ({fmt_num(a.alpha)}, β)-accuracy of {a.mechanism}: "
