@@ -142,7 +142,7 @@ def test_every_engine_that_applies_runs_on_a_users_file(tmp_path):
                                                           "violation certified"))
     assert engines["statdp.svt"] == {"sample", "detect"}  # library rules unchanged
     assert not any(r.verdict.startswith("error") for r in res.rows)
-    with pytest.raises(Exception, match="claims no ε"):
+    with pytest.raises(Exception, match="claims nothing"):
         suite(only=[f"{path}:no_claim"], quick=True)
 
 
