@@ -327,3 +327,14 @@ def test_the_candidates_table_says_how_many_runs_each_count_is_of(request, which
     assert "<th>runs each</th>" in frag
     for c in res.candidates:
         assert f'<td class="num">{c.n[0]:,}</td>' in frag
+
+
+def test_the_suite_table_shows_the_whole_claim():
+    # its claimed-ε column showed 0.5 for (ε, δ) = (0.5, 0.001) and — for ρ claims
+    from privet.report import html as H
+    from privet.suite import suite
+
+    s = suite(engines=["detect"], only=["gaussian.wrong_neighbors", "gaussian.zcdp"],
+              quick=True)
+    page = H.to_html(s)
+    assert "(0.5, 0.001)" in page and "ρ = " in page

@@ -342,9 +342,13 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
     lower = conf = None
     bd = res.get("search")
     if isinstance(bd, CertifiedProfile):
+        # its verdict has its own word ("violation certified" or "violation (exact)"); the
+        # certified figure is ε at the claim's δ
+        if math.isfinite(bd.epsilon_lower):
+            lower, conf = float(bd.epsilon_lower), float(bd.confidence)
         if bd.violates:
             w = bd.witness
-            violations.append((f"violation certified: {bd.verdict}",
+            violations.append((bd.verdict,
                                f"D1={_short(w.d1)}, D2={_short(w.d2)}, {w.event}" if w else None))
     elif bd is not None:
         lower, conf = float(bd.value), float(bd.confidence)

@@ -766,11 +766,15 @@ def render_suite_lines(lines: Sequence[Any]) -> str:
         bound = "—" if ln.lower_bound is None else (
             f"{_num(ln.lower_bound, 3)}" + (f" ({ln.confidence:.0%})"
                                             if ln.confidence is not None else ""))
-        rows.append([name_cell(ln.mechanism), _num(ln.claimed_epsilon, 3),
+        # the whole claim, as the terminal shows it: (ε, δ) and ρ claims lost their δ or
+        # everything ("0.5" for (0.5, 0.001), "—" for ρ)
+        claim = getattr(ln, "claim", None)
+        rows.append([name_cell(ln.mechanism),
+                     esc(claim.replace("ε = ", "")) if claim else _num(ln.claimed_epsilon, 3),
                      _num(ln.true_epsilon, 3),
                      badge(ln.verdict), esc(ln.counterexample or "—"), bound,
                      _num(ln.exact_epsilon, 4), _num(ln.seconds, 3)])
-    return grid_table(["mechanism", "claimed ε", "known ε", "verdict", "counterexample",
+    return grid_table(["mechanism", "claim", "known ε", "verdict", "counterexample",
                        "certified ε ≥", "exact ε", "s"], rows, numeric=(1, 2, 5, 6, 7))
 
 
