@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from .core.errors import InputError, PrivetError
@@ -453,10 +452,6 @@ def _check_relation(mech: Mechanism, neighbors: str | None, domain: str | None,
             continue
     flags = " ".join(f"--{k} {v}" for k, v in (("neighbors", neighbors), ("domain", domain),
                                               ("length", length)) if v is not None)
-    dom = mech.domain
-    if dom.integer and math.floor(dom.high) < math.ceil(dom.low):
-        raise NeighborError(f"--domain {domain} holds no integer; give integer bounds "
-                            "(int:0:10) or a float domain (float:0.5:0.7).")
     if mech.neighbors.kind == "add_remove" and n is not None:
         raise NeighborError(f"{flags}: add-remove neighbors differ in length by one, so a "
                             "fixed --length leaves none; drop --length.")

@@ -292,3 +292,10 @@ def test_an_exact_delta_is_never_below_the_true_one():
                             * decimal.Decimal(eps).exp())   # P = (3/4, 1/4) against (1/4, 3/4)
             got = privet.exact.delta_for(rr, eps, fractions=True).delta
             assert true <= got <= true + Fraction(1, 10**30)
+
+
+def test_an_integer_domain_without_an_integer_is_refused_when_built():
+    # exact said "input [0., 0.] is outside the domain [0.2, 0.7]" about an input privet made
+    with pytest.raises(ParameterError, match=r"\[0.2, 0.7\] holds no integer"):
+        privet.Domain(length=2, integer=True, low=0.2, high=0.7)
+    assert privet.Domain(length=1, integer=True, low=0.5).low == 0.5   # [0.5, ∞) has some

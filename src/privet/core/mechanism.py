@@ -36,6 +36,7 @@ from .errors import (
     ParameterError,
     PrivetError,
     UnsupportedError,
+    advice,
     check_epsilon,
 )
 from .neighbors import Neighbors, all_differ
@@ -91,6 +92,12 @@ class Domain:
         if low > high:
             raise ParameterError(f"the domain's low={low:g} is above its high={high:g}; give "
                                  "low <= high.")
+        if self.integer and math.isfinite(low) and math.isfinite(high) and \
+                math.floor(high) < math.ceil(low):  # e.g. integers in [0.2, 0.7]
+            raise ParameterError(
+                f"the integer domain [{low:g}, {high:g}] holds no integer; give integer "
+                "bounds (" + advice("low=0, high=10", "--domain int:0:10") + ") or a real "
+                "domain.")
 
     def describe(self) -> str:
         kind = "integers" if self.integer else "reals"
