@@ -299,3 +299,18 @@ def test_an_integer_domain_without_an_integer_is_refused_when_built():
     with pytest.raises(ParameterError, match=r"\[0.2, 0.7\] holds no integer"):
         privet.Domain(length=2, integer=True, low=0.2, high=0.7)
     assert privet.Domain(length=1, integer=True, low=0.5).low == 0.5   # [0.5, ∞) has some
+
+
+def test_irrational_noise_skips_the_exact_counting_path_instead_of_failing():
+    # auto tried the exact-rational counting backend first and stopped with "cannot be
+    # enumerated with Fractions; ... (fractions=False)" though no Fractions were asked for
+    @privet.mechanism(epsilon=1.0, neighbors=privet.neighbors.one_differs(1),
+                      domain=privet.Domain(length=2, integer=True, low=0, high=1))
+    def dg_sum(noise, x):
+        return x.sum(axis=-1) + noise.discrete_gaussian(3)
+
+    r = privet.exact(dg_sum)
+    # a discrete Gaussian is not pure ε-DP for any ε (its ratio grows along the tail): ∞,
+    # as enumeration says too
+    assert r.epsilon == math.inf and not r.verified
+    assert privet.exact(dg_sum, backend="enumerate").epsilon == math.inf

@@ -260,11 +260,14 @@ def try_counted(prog: Program, args: Mapping[str, Any] | None = None,
                 exact: bool = False) -> tuple[Counted | None, str]:
     """A :class:`Counted` for ``prog`` when its output is a sum of independent parts, else
     (None, why not)."""
+    from ..core.errors import NotEnumerableError
     from .compile import CompileError
 
     try:
         return Counted(prog, args, exact), ""
-    except (NotCountable, CompileError) as err:
+    except (NotCountable, CompileError, NotEnumerableError) as err:
+        # the counting path works in exact rationals: noise of irrational probabilities
+        # (the discrete Gaussian) goes to the other backends instead of ending the run
         return None, str(err)
 
 
