@@ -80,3 +80,12 @@ def test_bad_test_points_are_refused_and_a_delta_below_the_claim_is_not_vacuous(
     # search certifies δ at the claim's ε and ε(δ) at the δ asked for (was "δ(∞) ≥ 0")
     r = privet.search(m, seed=0, delta=1e-6)
     assert r.epsilon == 1.0 and r.delta == 1e-6 and r.epsilon_lower > 1
+
+
+def test_the_curve_has_one_row_per_delta():
+    # the default grid's 1.0000000000000004e-05 sat beside the claim's 1e-05: two rows
+    m = lib.get("gaussian.analytic")
+    r = privet.search(m, seed=0)
+    d = np.asarray(r.curve_delta)
+    assert not np.any(np.isclose(d[1:], d[:-1], rtol=1e-6, atol=0))
+    assert 1e-5 in r.curve_delta

@@ -92,7 +92,11 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
     eps, dlt = target_point(claim, epsilon, delta)
     if seed is None:
         seed = secrets.randbits(63)
-    grid = np.unique(np.r_[list(deltas) if deltas is not None else CURVE_DELTAS, dlt])
+    base = np.asarray(list(deltas) if deltas is not None else CURVE_DELTAS, dtype=float)
+    # the target δ replaces a grid point within round-off of it (geomspace's 1.0000000000000004e-05
+    # beside 1e-05 printed as two rows of "1.0e-05", one claimed ∞ and one 1)
+    base = base[~np.isclose(base, dlt, rtol=1e-9, atol=0)]
+    grid = np.unique(np.r_[base, dlt])
     grid = grid[(grid > 0) & (grid < 1)]
     planned, path, notes = approx_pairs(mech, inputs, args)
     e = math.exp(eps)
