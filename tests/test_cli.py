@@ -166,3 +166,11 @@ def test_cli_approximate_dp(tmp_path):
     assert "delta must lie in [0, 1)" in res.stderr and "Traceback" not in res.stderr
     res = run("detect", "gaussian.analytic", "--delta", "2")
     assert res.returncode == 2 and "--delta" in res.stderr and "< 1" in res.stderr
+
+
+def test_exact_refuses_two_results_at_once():
+    # --delta-for 0.5 --accuracy 1 ran accuracy and dropped --delta-for without a word
+    r = run("exact", "wmc.randomized_response", "--length", "2", "--delta-for", "0.5",
+            "--accuracy", "1")
+    assert r.returncode == 2
+    assert "--accuracy and --delta-for each ask for a different result" in r.stderr
