@@ -89,3 +89,13 @@ def test_the_curve_has_one_row_per_delta():
     d = np.asarray(r.curve_delta)
     assert not np.any(np.isclose(d[1:], d[:-1], rtol=1e-6, atol=0))
     assert 1e-5 in r.curve_delta
+
+
+def test_a_time_budget_on_an_approximate_claim_is_refused_not_ignored():
+    # the CLI dropped --seconds without a word, the API said "unknown option(s) seconds"
+    import pytest
+
+    from privet.core.errors import InputError
+
+    with pytest.raises(InputError, match="sized by its samples, not by a time budget"):
+        privet.search(lib.get("gaussian.analytic"), seconds=20, seed=0)

@@ -188,7 +188,8 @@ def run_cli(args: argparse.Namespace) -> int:
                         seed=getattr(args, "seed", None), progress=show_progress(args),
                         executor=getattr(args, "executor", None),
                         delta=getattr(args, "delta", None),
-                        n_max=getattr(args, "n_max", 400_000_000))
+                        n_max=getattr(args, "n_max", 400_000_000),
+                        **({"seconds": args.seconds} if hasattr(args, "seconds") else {}))
         if getattr(args, "plot", None):
             plot_profile(result, args.plot)
         emit(args, result, render_certified)

@@ -38,6 +38,7 @@ from ..core.errors import (
     InputError,
     NotEnumerableError,
     ParameterError,
+    advice,
     check_epsilon,
 )
 from ..core.events import Event, Singleton
@@ -750,9 +751,16 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
 
         allowed = {k: options.pop(k) for k in ("n_select", "n_final", "n_max", "deltas",
                                                 "inputs") if k in options}
+        if "seconds" in options:
+            raise InputError("search of an (ε, δ) or zCDP claim is sized by its samples, not "
+                             "by a time budget; "
+                             + advice("drop seconds= and give n_select=, n_final= or n_max=",
+                                      "drop --seconds and give --n-max")
+                             + " instead.")
         if options:
             raise InputError(f"search of an (ε, δ) claim got unknown option(s) "
-                             f"{', '.join(sorted(options))}.")
+                             f"{', '.join(sorted(options))}; it takes n_select, n_final, "
+                             "n_max, deltas and inputs.")
         return certify_profile(mech0, epsilon=epsilon, delta=delta, confidence=confidence,
                                args=args, seed=seed, progress=progress, executor=executor,
                                **allowed)
