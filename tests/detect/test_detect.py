@@ -214,3 +214,20 @@ def test_the_attack_s_final_test_counts_among_the_samples_drawn():
     assert attack and attack[0].n == (20_000, 20_000)
     assert r.details["samples"] >= 40_000
     assert "classifier attack's final test: 20,000 per input" in r.details["stopped"]
+
+
+def test_a_time_budget_reaches_the_classifier_attack(monkeypatch):
+    # detect had no seconds= (search has): the attack's witness search ran at fixed sizes
+    from privet.detect import attack
+
+    seen = {}
+
+    def spy(mech, objective, budget, **kw):
+        seen["seconds"] = budget.seconds
+        return None, [], False
+    monkeypatch.setattr(attack, "search_witness", spy)
+    privet.detect(_laplace_box(0.5), seed=1, n_select=4000, n_final=20_000,
+                  float_features="off", seconds=7.5)
+    assert seen["seconds"] == 7.5
+    with pytest.raises(privet.PrivetError, match="seconds must be a positive"):
+        privet.detect(_laplace_box(0.5), seconds=-1)

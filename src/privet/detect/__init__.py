@@ -18,6 +18,7 @@ selection and once (fresh, own seed stream) for the final tests.
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -132,7 +133,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
            progress: bool = False, executor: Any = None,
            max_candidates: int = MAX_CANDIDATES, sequential: bool = True,
            delta: float | None = None, n_max: int = N_MAX,
-           float_features: Any = "auto") -> DetectResult:
+           float_features: Any = "auto", seconds: float | None = None) -> DetectResult:
     """Test whether ``mechanism`` is ``epsilon``-DP (Algorithm 1 of StatDP).
 
     ``epsilon`` is the test epsilon (default: the claimed one); the mechanism always runs
@@ -173,9 +174,16 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     (:class:`privet.attacks.features.BitView`: the outputs' granularity, ulp-grid position,
     low mantissa bits, residue against the inputs' lattice). ``"auto"`` (default) uses them
     when the outputs are fractional doubles; ``"all"``, ``"off"``, or feature names.
+    ``seconds``: a time budget for the classifier attack's witness search on black boxes
+    (its stages sized from their measured pace, as in :func:`privet.search`); StatDP's test
+    and the attack's final test keep ``n_select`` and ``n_final``.
     """
     t0 = time.perf_counter()
     float_features = check_bit_features(float_features)
+    if seconds is not None and not (isinstance(seconds, (int, float)) and 0 < seconds < math.inf):
+        from ..core.errors import ParameterError
+
+        raise ParameterError(f"seconds must be a positive number of seconds, got {seconds!r}.")
     mech = as_mechanism(mechanism)
     check_noise_only(mech, None, args)
     null = null_for(mech, epsilon, delta)
@@ -203,7 +211,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
             mech, chosen, cands, eps, n_select=session.n_select, n_final=session.n_final,
             alpha=session.alpha, args=args, seed=session.seed, executor=session.executor,
             progress=progress, inputs=inputs, skip=outcome.interrupted,
-            float_features=float_features)
+            float_features=float_features, seconds=seconds)
         curve = None
         per_point: list[float] = []
         if curve_eps is not None and not outcome.interrupted and not cut:

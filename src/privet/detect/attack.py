@@ -57,7 +57,8 @@ def test_objective(n_final: int, epsilon: float):
 
 def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
                    args: dict | None, seed: Any, executor: Any, progress: bool = False,
-                   pairs: list | None = None, float_features: Any = "auto"):
+                   pairs: list | None = None, float_features: Any = "auto",
+                   seconds: float | None = None):
     """The attack's best (D1, D2, event) for a final test at ``epsilon`` (None if none), and
     whether Ctrl-C cut the search short; ``pairs`` (the inputs given to detect) replace the
     generated candidates; ``float_features`` the float-exact views
@@ -73,7 +74,7 @@ def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: i
                     n_fit=min(1 << 16, int(n_select)), n_select=race,
                     random_pairs=8, iterations=8, finalists=3,
                     models=("table", "bins", "logistic", "stats"),
-                    float_features=float_features, crossfit=False)
+                    float_features=float_features, crossfit=False, seconds=seconds)
     cand, _, interrupted = search_witness(
         mech, test_objective(n_final, epsilon), budget=budget, args=args, seed=seed,
         executor=executor, progress=progress, pairs=pairs)
@@ -83,7 +84,8 @@ def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: i
 def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
                 alpha: float, args: dict | None, seed: int, executor: Any,
                 progress: bool = False, pairs: list | None = None,
-                float_features: Any = "auto") -> tuple[Counterexample | None, bool]:
+                float_features: Any = "auto", seconds: float | None = None
+                ) -> tuple[Counterexample | None, bool]:
     """The attack family's candidate, final-tested on ``n_final`` fresh samples per input
     (None when it found none), and whether Ctrl-C cut the attack or its test short."""
     from . import test_event  # the final test (Algorithm 2) of any event
@@ -93,7 +95,7 @@ def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
     cand, interrupted = attack_witness(mech, epsilon, n_select=n_select, n_final=n_final,
                                        args=args, seed=s_search, executor=executor,
                                        progress=progress, pairs=pairs,
-                                       float_features=float_features)
+                                       float_features=float_features, seconds=seconds)
     if cand is None or interrupted:
         return None, interrupted
     try:
@@ -134,7 +136,8 @@ def combine(statdp: Counterexample, attack: Counterexample | None, alpha: float
 def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *,
          n_select: int, n_final: int, alpha: float, args: dict | None, seed: int,
          executor: Any, progress: bool, inputs=None, skip: bool = False,
-         float_features: Any = "auto") -> tuple[Counterexample, list, bool, bool]:
+         float_features: Any = "auto", seconds: float | None = None
+         ) -> tuple[Counterexample, list, bool, bool]:
     """detect's hook: for a black box, the attack family's final test joined with StatDP's
     (:func:`combine`; on detect's ``inputs`` when given): ``(shown, candidates, True,
     False)``, where ``shown.p_value`` is the joint p-value (StatDP's, sequential or not, is
@@ -148,7 +151,7 @@ def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *
     pairs = [tuple(p) for p in inputs] if inputs is not None else None
     extra, cut = attack_test(mech, epsilon, n_select=n_select, n_final=n_final, alpha=alpha,
                              args=args, seed=seed, executor=executor, progress=progress,
-                             pairs=pairs, float_features=float_features)
+                             pairs=pairs, float_features=float_features, seconds=seconds)
     if cut:
         p = min(1.0, 2.0 * float(chosen.p_value))
         details = {**chosen.details, "p_uncorrected": float(chosen.p_value),

@@ -185,6 +185,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "event, n-final fresh ones to test it, no early stop")
     p.add_argument("--alpha", type=flags.probability("alpha"), default=0.05,
                    help="significance level of the test (default 0.05)")
+    p.add_argument("--seconds", type=flags.seconds, default=None, metavar="S",
+                   help="black boxes: a time budget for the classifier attack's witness "
+                        "search (default: its fixed sizes); the tests keep --n-select and "
+                        "--n-final")
     flags.add_target_options(p)
     flags.add_float_features_option(p)
     add_html_option(p)
@@ -216,7 +220,8 @@ def run_cli(args: argparse.Namespace) -> int:
                     sequential=not getattr(args, "fixed_size", False),
                     delta=getattr(args, "delta", None),
                     n_max=getattr(args, "n_max", 400_000_000),
-                    float_features=getattr(args, "float_features", "auto"))
+                    float_features=getattr(args, "float_features", "auto"),
+                    seconds=getattr(args, "seconds", None) or None)
     if getattr(args, "plot", None) and result.curve is not None:
         plot_curve(result.curve, args.plot)
     emit(args, result, render)
