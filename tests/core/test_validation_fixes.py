@@ -314,3 +314,13 @@ def test_irrational_noise_skips_the_exact_counting_path_instead_of_failing():
     # as enumeration says too
     assert r.epsilon == math.inf and not r.verified
     assert privet.exact(dg_sum, backend="enumerate").epsilon == math.inf
+
+
+def test_exact_arguments_that_are_not_numbers_are_refused():
+    # accuracy(m, "1") raised a raw TypeError; profile(epsilons=[nan]) reported δ(nan) = 0
+    rr = privet.mechanisms.get("wmc.randomized_response")
+    with pytest.raises(ParameterError, match="alpha must be a finite number"):
+        privet.exact.accuracy(rr, "1", length=2)
+    for bad in ({"epsilons": [float("nan")]}, {"epsilons": [-1.0]}, {"orders": [0.5]}):
+        with pytest.raises(ParameterError, match="must be finite numbers"):
+            privet.exact.profile(rr, length=2, **bad)

@@ -461,8 +461,9 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     returned sorted (Table IV).
     """
     start = time.perf_counter()
-    if not alpha >= 0:
-        raise ParameterError(f"alpha must be a number >= 0, got {alpha!r}.")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)) \
+            or not 0 <= alpha < math.inf:
+        raise ParameterError(f"alpha must be a finite number >= 0, got {alpha!r}.")
     _check_request(target, length, inputs is None, input_cap, max_memory, args)
     label = None
     if isinstance(inputs, str):

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import advice
+from ..core.errors import ParameterError, advice
 from ..core.mechanism import Mechanism
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import ExactProfile
@@ -112,6 +112,12 @@ def profile(target: Any, *, epsilons: Sequence[float] | None = None,
     from . import _check_request, _domain_text, _pair_table
 
     start = time.perf_counter()
+    for what, values, low in (("epsilons", epsilons, 0.0), ("orders", orders, 1.0)):
+        for v in values if values is not None else ():
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer,
+                                                         np.floating)) \
+                    or not low <= float(v) < math.inf:
+                raise ParameterError(f"{what} must be finite numbers >= {low:g}, got {v!r}.")
     _check_request(target, length, inputs is None and pairs is None, input_cap, max_memory,
                    args)
     # the mechanism itself: on the BDD backend t.obj is the compiled program, which has
