@@ -30,7 +30,7 @@ def test_textbook_laplace_is_certified_infinite_with_a_replayable_witness(epsilo
     assert inv.run_tape(inv.tape_of(words))[0] == w.value
     worst = max(d["unreachable"] / d["checked"] for d in res.directions)
     assert res.delta_lower is not None and 0 < res.delta_lower < worst
-    assert w.explanation.startswith("floats.laplace on D1")
+    assert w.explanation.startswith("floats.laplace on the input")
 
 
 def test_porosity_results_round_trip_json():
@@ -85,3 +85,19 @@ def test_results_render_in_the_terminal_and_in_html():
         assert r.verdict.split(":")[0] in page and "https://" not in page
         assert render_any(r) is not None
     assert res.witness.value_hex in to_html(res)
+
+
+def test_a_run_that_decides_nothing_is_inconclusive_not_a_pass():
+    # a textbook Laplace on noise.uniform: every output undecided, and the verdict read
+    # "no violation found: no porosity among 4,000 outputs checked (4,000 undecided)"
+    import privet
+
+    @privet.mechanism(domain=privet.Domain(length=1), epsilon=1.0,
+                      neighbors=privet.neighbors.all_differ(1))
+    def my_lap(noise, x, *, epsilon):
+        u = noise.uniform(-0.5, 0.5, x.shape)
+        return x - np.sign(u) * np.log(1 - 2 * np.abs(u)) / epsilon
+
+    r = floats.porosity(my_lap, [0.0], [1.0], n=500, seed=1)
+    assert r.checked > 0 and r.undecided == r.checked and r.witness is None
+    assert r.verdict.startswith("inconclusive: none of the")

@@ -221,23 +221,25 @@ def _explain(mech, checker: _Checker, cannot, can, y, reason: str, candidates: i
              words: str, uniform: float | None, offset=None) -> str:
     ex = checker.exact
     hexes = ", ".join(bits.to_hex(v) for v in y)
-    head = (f"{mech.name} on D1 = {_short(cannot)} never outputs {hexes}"
-            f" ({', '.join(repr(float(v)) for v in y)}), while on D2 = {_short(can)} it does")
+    # named by value, not as D1 and D2: the output may be the one the user's D2 cannot
+    # produce, and "D1 = [1]" beside a header "D1 / D2 = [0] / [1]" read as a swap
+    head = (f"{mech.name} on the input {_short(cannot)} never outputs {hexes}"
+            f" ({', '.join(repr(float(v)) for v in y)}), while on {_short(can)} it does")
     head += (f" (for the uniform {uniform!r}, generator words {words})." if words else ".")
     c = ex.c if ex is not None else offset
     fd = ", ".join(bits.to_hex(v) for v in np.asarray(c).ravel()) if c is not None else "?"
     if reason.startswith(ADDITION_GAP):
-        body = (f" On D1 the mechanism computes f(D1) + v in double precision with f(D1) = "
-                f"{fd}; no double v makes that sum round to the output (the doubles around "
-                "it are finer than the grid of f(D1) + v), so no noise value of any sampler "
-                "can produce it.")
+        body = (f" On {_short(cannot)} the mechanism computes f(x) + v in double precision "
+                f"with f(x) = {fd}; no double v makes that sum round to the output (the "
+                "doubles around it are finer than the grid of f(x) + v), so no noise value "
+                "of any sampler can produce it.")
     else:
-        body = (f" On D1 the output is f(D1) + v with f(D1) = {fd}; the noise values v that "
-                f"round to it could only come from {candidates:,} generator words (the exact "
-                f"inverse of {ex.inverse.describe()} widened by libm's error bound), and the "
-                "sampler evaluated on each of them gives none.")
-    tail = (" So P[M(D1) = y] = 0 < P[M(D2) = y], and no finite ε bounds the privacy loss "
-            "of this output (Mironov, CCS 2012).")
+        body = (f" On {_short(cannot)} the output is f(x) + v with f(x) = {fd}; the noise "
+                f"values v that round to it could only come from {candidates:,} generator "
+                f"words (the exact inverse of {ex.inverse.describe()} widened by libm's "
+                "error bound), and the sampler evaluated on each of them gives none.")
+    tail = (f" So P[M({_short(cannot)}) = y] = 0 < P[M({_short(can)}) = y], and no finite ε "
+            "bounds the privacy loss of this output (Mironov, CCS 2012).")
     return head + body + tail
 
 
@@ -260,9 +262,12 @@ def _result(mech, x1, x2, plan, totals, witness, confidence, checkers, interrupt
                                 "lower")[0]
     if witness is not None:
         verdict = INFINITE
+    elif checked and undec >= checked:  # nothing decided: nothing found, nothing shown
+        verdict = (f"inconclusive: none of the {checked:,} outputs checked could be decided "
+                   "(the exact reachability check does not apply to this sampler's code)")
     else:
-        verdict = f"{NO_POROSITY} among {checked:,} outputs checked"
-        verdict += f" ({undec:,} undecided)" if undec else ""
+        verdict = f"{NO_POROSITY} among {checked - undec:,} outputs decided" + (
+            f" ({undec:,} of {checked:,} undecided)" if undec else "")
     if interrupted:
         verdict = "interrupted: " + verdict
     used = [checkers[0], checkers[1]][: len(plan)]

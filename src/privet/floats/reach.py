@@ -38,7 +38,7 @@ from ..core import bits
 from ..core.errors import NoiseError, UnsupportedError
 from ..core.mechanism import Mechanism
 from ..core.noise import Dist, Sampler, _Probe
-from .bitgen import tape_generator
+from .bitgen import interruptible, tape_generator
 from .samplers import (
     DEFAULT_ULPS,
     Inverse,
@@ -133,7 +133,8 @@ class Additive:
         sampling code on a tape). Raises NoiseError when a rejection misaligned the tape."""
         rows = np.asarray(rows, dtype=np.uint64)
         gen, tape = tape_generator(tape_order(self.inverse, rows))
-        out = self.mech.run(Sampler(gen, len(rows)), self.x, self.args, check_input=False)
+        with interruptible():
+            out = self.mech.run(Sampler(gen, len(rows)), self.x, self.args, check_input=False)
         tape.check(rows.size)
         return np.asarray(out, dtype=np.float64).reshape(len(rows), self.m)
 
@@ -274,7 +275,8 @@ class Additive:
     def run_tape(self, tape: np.ndarray) -> np.ndarray:
         """The mechanism's output on one sample drawing exactly the words of ``tape``."""
         gen, bitgen = tape_generator(tape)
-        out = self.mech.run(Sampler(gen, 1), self.x, self.args, check_input=False)
+        with interruptible():
+            out = self.mech.run(Sampler(gen, 1), self.x, self.args, check_input=False)
         bitgen.check(len(tape))
         return np.asarray(out, dtype=np.float64).reshape(self.m)
 

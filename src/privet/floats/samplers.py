@@ -48,7 +48,7 @@ import numpy as np
 
 from ..core.errors import NoiseError, UnsupportedError
 from ..core.noise import Dist
-from .bitgen import TWO53, tape_generator, uniform_words
+from .bitgen import TWO53, interruptible, tape_generator, uniform_words
 
 TWO52 = 4503599627370496.0
 K_HALF = 1 << 52          # the uniform k/2^53 = 1/2
@@ -447,7 +447,8 @@ def draw_values(dist: Dist, inverse: Inverse, words: np.ndarray) -> np.ndarray:
     :class:`NoiseError` when the batch consumed a different number of words (a rejection)."""
     words = np.asarray(words, dtype=np.uint64)
     gen, tape = tape_generator(tape_order(inverse, words))
-    values = dist.sample(gen, (len(words),))
+    with interruptible():
+        values = dist.sample(gen, (len(words),))
     tape.check(words.size)
     return values
 
@@ -457,7 +458,8 @@ def draw_one(dist: Dist, inverse: Inverse, row) -> float | None:
     words than the row holds)."""
     words = np.asarray(row, dtype=np.uint64).reshape(1, -1)
     gen, tape = tape_generator(tape_order(inverse, words))
-    value = float(np.asarray(dist.sample(gen, (1,))).ravel()[0])
+    with interruptible():
+        value = float(np.asarray(dist.sample(gen, (1,))).ravel()[0])
     return None if tape.overrun or tape.position != words.size else value
 
 

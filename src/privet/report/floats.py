@@ -57,7 +57,8 @@ def render_porosity(r: PorosityResult) -> Group:
     w = r.witness
     if w is not None:
         wrows = [["output y", f"{w.value_hex}  ({w.value!r})"], ["why", w.reason],
-                 ["cannot: D1", _short_vec(w.d1)], ["can: D2", _short_vec(w.d2)],
+                 ["input that cannot", _short_vec(w.d1)],
+                 ["input that can", _short_vec(w.d2)],
                  ["replay (Python)", REPLAY.format(target=r.mechanism, d2=",".join(
                      repr(v) for v in w.d2), n=w.n, seed=w.seed, index=w.index)]]
         if w.words:
