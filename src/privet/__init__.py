@@ -38,6 +38,12 @@ from .core import (
     results,
 )
 
+# ``from privet.neighbors import all_differ`` as well as ``privet.neighbors.all_differ``: the
+# vocabulary modules live in privet.core, and are importable under their short names too
+for _short in ("events", "neighbors", "ops", "results"):
+    sys.modules.setdefault(f"{__name__}.{_short}", globals()[_short])
+del _short
+
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time they load on first use
     from . import mechanisms
     from .detect import detect

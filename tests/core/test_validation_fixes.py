@@ -324,3 +324,11 @@ def test_exact_arguments_that_are_not_numbers_are_refused():
     for bad in ({"epsilons": [float("nan")]}, {"epsilons": [-1.0]}, {"orders": [0.5]}):
         with pytest.raises(ParameterError, match="must be finite numbers"):
             privet.exact.profile(rr, length=2, **bad)
+
+
+def test_the_vocabulary_modules_import_under_their_short_names():
+    # privet.neighbors.all_differ worked, "from privet.neighbors import all_differ" did not
+    from privet.events import Interval
+    from privet.neighbors import all_differ
+
+    assert all_differ is privet.neighbors.all_differ and Interval is privet.events.Interval
