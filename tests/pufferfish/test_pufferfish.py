@@ -335,26 +335,37 @@ def test_algorithm4_with_detect_bracket_on_library_mechanism():
     assert b.details["bracket_source"] == "privet.detect p-value curve"
 
 
-def test_ctrl_c_stops_a_running_solver_query():
+def test_ctrl_c_stops_a_running_solver_query(monkeypatch):
     # z3 took the SIGINT itself, answered "unknown" for the query at hand and the run went
-    # on (12 s after Ctrl-C, reported as "solver gave up"): now the query stops and the
-    # KeyboardInterrupt reaches privet, which keeps the lengths finished
-    import os
-    import signal
+    # on (12 s after Ctrl-C, reported as "solver gave up"); now the query runs in a thread
+    # this one waits on, and a KeyboardInterrupt while waiting interrupts z3 and ends the
+    # query before it propagates (z3 is not thread-safe: a query left running crashes the
+    # next one). The Ctrl-C is simulated on the wait itself, not sent as a signal, so that
+    # the test cannot leave a query running in the test process.
     import threading
 
     import z3
 
-    from privet.pufferfish.smt import check_solver
+    from privet.pufferfish import smt
 
     x, y = z3.Ints("x y")
     s = z3.Solver()
+    s.set("timeout", 30_000)                      # bounded even if the interrupt were lost
     s.add(x > 1, y > 1, x * y == 1000000016000000063)  # (10^9 + 7)(10^9 + 9): minutes
-    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-    with pytest.raises(KeyboardInterrupt):  # z3 swallowed it before: no exception at all
-        check_solver(s)
-    # and the query is over: z3 is not thread-safe, a query left running crashes the next
+    real_join, calls = threading.Thread.join, []
+
+    def join(self, timeout=None):
+        calls.append(timeout)
+        if len(calls) == 3:   # Ctrl-C while the main thread waits for the query
+            raise KeyboardInterrupt
+        return real_join(self, timeout)
+
+    monkeypatch.setattr(threading.Thread, "join", join)
+    with pytest.raises(KeyboardInterrupt):
+        smt.check_solver(s)
+    monkeypatch.setattr(threading.Thread, "join", real_join)
     assert not any(t.name == "z3 check" and t.is_alive() for t in threading.enumerate())
+    assert z3.get_param("ctrl_c") == "false"      # z3 no longer takes the signal itself
 
 
 def test_a_length_beyond_the_cap_names_the_argument():
