@@ -231,3 +231,19 @@ def test_a_time_budget_reaches_the_classifier_attack(monkeypatch):
     assert seen["seconds"] == 7.5
     with pytest.raises(privet.PrivetError, match="seconds must be a positive"):
         privet.detect(_laplace_box(0.5), seconds=-1)
+
+
+def test_the_header_prints_the_test_and_the_claimed_epsilon_alike():
+    # "test ε = 1.099, claimed ε = 1.09861" for one and the same number
+    import io
+
+    from rich.console import Console
+
+    from privet.report.detect import render
+
+    m = privet.mechanisms.get("wmc.randomized_response")
+    r = privet.detect(m, seed=0, n_select=2000, n_final=4000)
+    out = io.StringIO()
+    Console(file=out, width=200).print(render(r))
+    shown = f"{m.epsilon:g}"
+    assert f"test ε = {shown}, claimed ε = {shown}" in out.getvalue()

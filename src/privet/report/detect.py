@@ -93,7 +93,7 @@ def render(result: DetectResult) -> Group:
     head.append_text(verdict_text(result.verdict))
     head.stylize("bold", len(result.mechanism) + 2)
     parts.append(head)
-    tested = f"test ε = {fmt_num(result.test_epsilon)}" + (
+    tested = f"test ε = {fmt_num(result.test_epsilon, 6)}" + (  # the claim's digits
         f", test δ = {fmt_num(result.test_delta, 3)}" if result.test_delta else "")
     claimed = result.claim or f"ε = {fmt_num(result.claimed_epsilon)}"
     d = result.details or {}
