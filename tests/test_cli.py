@@ -174,3 +174,13 @@ def test_exact_refuses_two_results_at_once():
             "--accuracy", "1")
     assert r.returncode == 2
     assert "--accuracy and --delta-for each ask for a different result" in r.stderr
+
+
+def test_list_all_shows_every_target_family():
+    # privet list left out the floats, DP-Sniper and DP-library targets every command takes
+    r = run("list", "--all", "--json")
+    assert r.returncode == 0
+    families = {name.split(".", 1)[0] for name in json.loads(r.stdout)}
+    assert {"floats", "dpsniper", "statdp"} <= families
+    plain = " ".join(run("list").stdout.split())
+    assert "more targets" in plain and "privet list --all" in plain

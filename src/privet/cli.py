@@ -79,7 +79,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
                                    "the literature knows, neighbor relation and source. "
                                    "Every name works as a TARGET of the other commands.")
     p.add_argument("--paper", default=None,
-                   help="only this paper's mechanisms: statdp, dpfinder, wmc, faier, kolahal")
+                   help="only this paper's mechanisms: statdp, dpfinder, wmc, faier, kolahal, "
+                        "floats, dpsniper")
+    p.add_argument("--all", action="store_true",
+                   help="also the opt-in families (floats.*, dpsniper.*) and the adapters of "
+                        "the installed DP libraries (diffprivlib.*, opendp.*, pydp.*)")
     add_common_options(p, seed=False, progress=False)
 
     p = sub.add_parser("sample", help="draw outputs of a mechanism and summarize them",
@@ -166,10 +170,18 @@ def cmd_list(args: argparse.Namespace) -> int:
     from .report.library import library_table
 
     mechs = mechanisms.by_paper(args.paper) if args.paper else mechanisms.all()
+    more = {} if args.paper else {**mechanisms.opt_in(), **mechanisms.real_libraries()}
+    if getattr(args, "all", False):
+        mechs, more = {**mechs, **more}, {}
     if args.json:
         print(json.dumps({k: m.to_dict() for k, m in mechs.items()}, indent=2, default=str))
     else:
         console().print(library_table(mechs))
+        if more:  # every name works as a target: say where the others are
+            families = sorted({n.split(".", 1)[0] + ".*" for n in more})
+            console().print(f"{len(more)} more targets ({', '.join(families)}): "
+                            "privet list --all", markup=False, highlight=False,
+                            soft_wrap=True)
     return 0
 
 

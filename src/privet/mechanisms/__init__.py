@@ -114,7 +114,7 @@ def get(name: str) -> Mechanism:
     if not close and "." not in key:
         bare = {n.split(".", 1)[1]: n for n in _REGISTRY}
         close = [bare[b] for b in difflib.get_close_matches(key, list(bare), n=3, cutoff=0.5)]
-    hint = f"did you mean {' or '.join(close)}?" if close else "see 'privet list'."
+    hint = f"did you mean {' or '.join(close)}?" if close else "see 'privet list --all'."
     raise PrivetError(f"no library mechanism named {name!r}; {hint}")
 
 
