@@ -94,8 +94,7 @@ def test_replay_with_fresh_draws_what_changed_and_shares_the_rest():
         return np.stack([shared, own], axis=1)
 
     n = 100_000
-    src = Sampler(0, n)
-    rep = Replay(src, fresh=src)
+    rep = Replay(Sampler(0, n), fresh=True)
     a = scale_depends.run(rep, [0.0])
     b = scale_depends.run(rep.rewind(), [1.0])
     assert np.array_equal(a[:, 0], b[:, 0])          # the unchanged draw is replayed

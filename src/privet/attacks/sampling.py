@@ -96,8 +96,7 @@ def draw_pair(mech: Mechanism, x, x2, n: int, args: Mapping[str, Any] | None, se
                 np.asarray(collect(mech, x2, int(n), args, seed=s1, executor=executor)))
     if paired:
         rng = np.random.default_rng(_seeds(seed, 1)[0])
-        src = Sampler(rng, int(n))
-        rep = Replay(src, fresh=src)  # a draw that changes with the input is drawn afresh
+        rep = Replay(Sampler(rng, int(n)), fresh=True)  # a draw that changes is drawn afresh
         o1 = mech.run(rep, x, args, check_input=False)
         o2 = mech.run(rep.rewind(), x2, args, check_input=False)
         return np.asarray(o1), np.asarray(o2)
@@ -146,8 +145,7 @@ def _outputs(mech: Mechanism, xa, xb, args, seeds: tuple, index: int, size: int,
         o1 = mech.run(Sampler(chunk_rng(sa, index), size), xa, args, check_input=False)
         o2 = mech.run(Sampler(chunk_rng(sa, index), size), xb, args, check_input=False)
     elif paired:
-        src = Sampler(chunk_rng(sa, index), size)
-        rep = Replay(src, fresh=src)
+        rep = Replay(Sampler(chunk_rng(sa, index), size), fresh=True)
         o1 = mech.run(rep, xa, args, check_input=False)
         o2 = mech.run(rep.rewind(), xb, args, check_input=False)
     else:

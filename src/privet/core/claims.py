@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -248,4 +249,23 @@ def _zcdp_epsilon(rho: float, delta: np.ndarray) -> np.ndarray:
     return out.reshape(np.shape(delta)) if np.ndim(delta) else out[0]
 
 
-__all__ = ["KINDS", "Claim"]
+CLAIM_ULPS = 4  # the rounding a claimed ε written as a float is allowed (math.log(3): ln 3)
+
+
+def as_claimed(epsilon: float) -> float:
+    """A claimed ε with its own float rounding allowed (:data:`CLAIM_ULPS` ulps up): the ε an
+    exact comparison holds a claim to."""
+    return float(epsilon) + CLAIM_ULPS * math.ulp(float(epsilon))
+
+
+def exp_below(x: float) -> Fraction:
+    """A rational at most the real e^x (to 40 digits, then 1e-35 below): the float exp
+    rounds up as often as down, and a δ taken with e^ε rounded up is below the true one."""
+    import decimal
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return Fraction(decimal.Decimal(float(x)).exp()) * (1 - Fraction(1, 10**35))
+
+
+__all__ = ["CLAIM_ULPS", "KINDS", "Claim", "as_claimed", "exp_below"]

@@ -11,7 +11,9 @@ prints the latter.
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Any
 
 _ADVICE = re.compile("\x02(.*?)\x03(.*?)\x04", re.S)
 
@@ -86,6 +88,34 @@ class UnsupportedError(PrivetError):
 
 class SolverError(PrivetError):
     """An external solver failed in a way that is not a verdict."""
+
+
+def check_count(value: Any, name: str, unit: str = "samples") -> int:
+    """Return ``value`` as an int, raising ParameterError unless it is a whole number >= 1
+    (``True`` is not one)."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ParameterError(f"{name} must be a whole number of {unit} >= 1, got {value!r}.")
+    return int(value)
+
+
+def check_seconds(value: Any, name: str = "seconds", none: str | None = None,
+                  finite: bool = True) -> float | None:
+    """Return ``value`` as a float, raising ParameterError unless it is a positive number
+    of seconds (finite unless ``finite`` is off); with ``none`` (what None means, e.g. "no
+    limit"), None passes."""
+    if value is None and none is not None:
+        return None
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        out = math.nan
+    if isinstance(value, bool) or not 0 < out or (finite and out == math.inf):
+        also = f" or None ({none})" if none is not None else ""
+        raise ParameterError(f"{name} must be a positive number of seconds{also}, got "
+                             f"{value!r}.")
+    return out
 
 
 def check_epsilon(epsilon: float, name: str = "epsilon") -> float:

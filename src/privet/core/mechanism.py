@@ -564,7 +564,6 @@ def mechanism(
         epsilon, delta, rho = claim.epsilon, claim.delta, claim.rho
     neighbors = neighbors if neighbors is not None else all_differ()
     domain = domain if domain is not None else Domain()
-    _check_spec_types(neighbors, domain)
 
     def wrap(f: Callable) -> Mechanism:
         if not callable(f):
@@ -846,7 +845,6 @@ def from_blackbox(f: Callable, epsilon: float | None = None, name: str | None = 
     _check_callable(f, "from_blackbox", "f(x)")
     nm = name or getattr(f, "__name__", "blackbox_mechanism")
     spec = _spec_kwargs(spec, "from_blackbox")
-    _check_spec_types(spec["neighbors"], spec["domain"])
     _check_blackbox_signature(f, nm, spec.get("args") or {})
     return Mechanism(fn=_BlackBoxRunner(f, nm), name=nm, epsilon=epsilon, kind="blackbox",
                      passes_epsilon=False, **spec)

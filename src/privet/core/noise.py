@@ -568,11 +568,12 @@ class Sampler(Noise):
 
 @dataclass
 class Tape:
-    """Draws recorded in call order: ``(dist, shape, values)`` triples; ``fresh``: where a
-    replay draws what the tape cannot give it (:class:`Replay`), None to refuse."""
+    """Draws recorded in call order: ``(dist, shape, values)`` triples; ``fresh``: the
+    generator a replay draws what the tape cannot give it from (:class:`Replay`), None to
+    refuse."""
 
     entries: list[tuple[Dist, Shape, np.ndarray]] = field(default_factory=list)
-    fresh: Noise | None = None
+    fresh: np.random.Generator | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -583,30 +584,30 @@ class Replay(Noise):
 
     Call :meth:`rewind` between runs. In replay, the i-th draw must ask for the same
     distribution and shape as the i-th recorded draw; otherwise :class:`ReplayError`, since
-    the two runs would not share their noise -- unless ``fresh`` (or the tape's own
-    :attr:`Tape.fresh`) is given: such a draw (another distribution or shape, as the
-    exponential mechanism's probabilities or a histogram's length change with the input, or
-    one draw more than the tape holds) is then drawn from ``fresh`` and the replay goes on
-    with the next recorded draw. Each run's outputs still have their own distribution (every
-    draw, given the run's earlier ones, has the law the run asks for: a replayed value was
-    drawn from that very law, independently of everything before it; a fresh one is new),
-    so the pairs stay valid pairs of samples of M(x) and M(x'); only the changed draws no
-    longer tie them together.
+    the two runs would not share their noise -- unless the tape has a :attr:`Tape.fresh`
+    generator (``fresh=True`` when recording from a :class:`Sampler`: its own): such a draw
+    (another distribution or shape, as the exponential mechanism's probabilities or a
+    histogram's length change with the input, or one draw more than the tape holds) is
+    then drawn afresh and the replay goes on with the next recorded draw. Each run's
+    outputs still have their own distribution (every draw, given the run's earlier ones,
+    has the law the run asks for: a replayed value was drawn from that very law,
+    independently of everything before it; a fresh one is new), so the pairs stay valid
+    pairs of samples of M(x) and M(x'); only the changed draws no longer tie them together.
     """
 
-    def __init__(self, source: Noise | Tape, fresh: Noise | None = None):
+    def __init__(self, source: Noise | Tape, fresh: bool = False):
         if isinstance(source, Tape):
             self.source: Noise | None = None
             self.tape = source
             self.size = int(source.entries[0][2].shape[0]) if source.entries else 1
             self.recording = False
-            fresh = source.fresh if fresh is None else fresh
         else:
+            if fresh and not isinstance(source, Sampler):
+                raise NoiseError("Replay draws afresh from a Sampler's generator only.")
             self.source = source
-            self.tape = Tape(fresh=fresh)
+            self.tape = Tape(fresh=source.rng if fresh else None)
             self.size = source.size
             self.recording = True
-        self.fresh = fresh
         self.position = 0
         self.semantics = getattr(source, "semantics", "hard")
 
@@ -624,10 +625,11 @@ class Replay(Noise):
             self.tape.entries.append((dist, shape, values))
             return values
         i = self.position
-        if self.fresh is not None and (i >= len(self.tape) or self.tape.entries[i][1] != shape
-                                       or not self.tape.entries[i][0].same_as(dist)):
+        if self.tape.fresh is not None and (
+                i >= len(self.tape) or self.tape.entries[i][1] != shape
+                or not self.tape.entries[i][0].same_as(dist)):
             self.position += 1
-            return self.fresh._draw(dist, shape)
+            return dist.sample(self.tape.fresh, (self.size, *shape))
         if i >= len(self.tape):
             raise ReplayError(
                 f"under Replay the mechanism asked for draw #{i + 1} ({dist.describe()}), but the "

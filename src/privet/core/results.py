@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .claims import as_claimed, exp_below
 from .text import fmt_apart, fmt_num, fmt_p, fmt_pvalue, fmt_value, fmt_vec, plain
 
 _TYPES: dict[str, type] = {}
@@ -541,13 +542,7 @@ class ExactBound:
         if self.claimed_epsilon is None:
             return False
         if isinstance(self.e_epsilon, Fraction) and math.isfinite(self.claimed_epsilon):
-            import decimal
-
-            with decimal.localcontext() as ctx:
-                ctx.prec = 40
-                claimed = self.claimed_epsilon + 4 * math.ulp(self.claimed_epsilon)
-                bound = Fraction(decimal.Decimal(claimed).exp())
-            return self.e_epsilon <= bound
+            return self.e_epsilon <= exp_below(as_claimed(self.claimed_epsilon))
         return self.epsilon <= self.claimed_epsilon + 1e-12
 
     def _where(self) -> str:

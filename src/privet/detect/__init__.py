@@ -18,7 +18,6 @@ selection and once (fresh, own seed stream) for the final tests.
 from __future__ import annotations
 
 import functools
-import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,7 +26,7 @@ import numpy as np
 
 from ..attacks.features import check_bit_features
 from ..core import events as _events
-from ..core.errors import advice, check_epsilon
+from ..core.errors import advice, check_epsilon, check_seconds
 from ..core.mechanism import as_mechanism
 from ..core.randomness import check_noise_only
 from ..core.results import (
@@ -180,10 +179,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     """
     t0 = time.perf_counter()
     float_features = check_bit_features(float_features)
-    if seconds is not None and not (isinstance(seconds, (int, float)) and 0 < seconds < math.inf):
-        from ..core.errors import ParameterError
-
-        raise ParameterError(f"seconds must be a positive number of seconds, got {seconds!r}.")
+    seconds = check_seconds(seconds, none="the attack's fixed sizes")
     mech = as_mechanism(mechanism)
     check_noise_only(mech, None, args)
     null = null_for(mech, epsilon, delta)

@@ -121,16 +121,19 @@ def combine(statdp: Counterexample, attack: Counterexample | None, alpha: float
     p-value doubled, at most 1) and the candidates (StatDP's first)."""
     if attack is None:
         return statdp, float(statdp.p_value), [statdp]
-    pair = [statdp, attack]
-    chosen = min(pair, key=lambda c: float(c.p_value))
+    chosen = min([statdp, attack], key=lambda c: float(c.p_value))
+    shown = _doubled(chosen, alpha,
+                     "StatDP events and classifier attacks (Bonferroni over 2)")
+    return shown, float(shown.p_value), [shown, attack if chosen is statdp else statdp]
+
+
+def _doubled(chosen: Counterexample, alpha: float, families: str) -> Counterexample:
+    """``chosen`` with its p-value doubled (Bonferroni over the two families, at most 1)."""
     p = min(1.0, 2.0 * float(chosen.p_value))
-    eps = chosen.test_epsilon
-    details = {**chosen.details, "p_uncorrected": float(chosen.p_value),
-               "families": "StatDP events and classifier attacks (Bonferroni over 2)"}
-    shown = Counterexample(**{**_fields(chosen), "p_value": p,
-                              "epsilon_witnessed": eps if p < alpha else None,
-                              "details": details})
-    return shown, p, [shown, attack if chosen is statdp else statdp]
+    details = {**chosen.details, "p_uncorrected": float(chosen.p_value), "families": families}
+    return Counterexample(**{**_fields(chosen), "p_value": p,
+                             "epsilon_witnessed": chosen.test_epsilon if p < alpha else None,
+                             "details": details})
 
 
 def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *,
@@ -153,13 +156,8 @@ def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *
                              args=args, seed=seed, executor=executor, progress=progress,
                              pairs=pairs, float_features=float_features, seconds=seconds)
     if cut:
-        p = min(1.0, 2.0 * float(chosen.p_value))
-        details = {**chosen.details, "p_uncorrected": float(chosen.p_value),
-                   "families": "StatDP events (the classifier attack was interrupted; "
-                               "Bonferroni over 2 kept)"}
-        shown = Counterexample(**{**_fields(chosen), "p_value": p,
-                                  "epsilon_witnessed": chosen.test_epsilon if p < alpha
-                                  else None, "details": details})
+        shown = _doubled(chosen, alpha, "StatDP events (the classifier attack was "
+                                        "interrupted; Bonferroni over 2 kept)")
         return shown, [shown, *cands[1:]], True, True
     if extra is None:
         return chosen, cands, False, False

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.claims import exp_below
 from ..core.errors import (
     GridTooLargeError,
     InputError,
@@ -884,24 +885,13 @@ def exact_acc(target: Target, alpha: float, inputs: np.ndarray, truth: Callable,
 # (epsilon, delta): hockey-stick divergence
 # ------------------------------------------------------------------------------------------
 
-def _exp_below(epsilon: float) -> Fraction:
-    """A rational at most e^epsilon (the real one, to 40 digits and then 1e-35 below it):
-    the float exp rounds up as often as down, and a δ taken with e^ε rounded up is below
-    the true one (dsvt's δ(0.5) printed as "exact" 0.20895021741572530990 for ...3157)."""
-    import decimal
-
-    with decimal.localcontext() as ctx:
-        ctx.prec = 40
-        return Fraction(decimal.Decimal(epsilon).exp()) * (1 - Fraction(1, 10**35))
-
-
 def hockey_stick_dense(table: Table, I: np.ndarray, J: np.ndarray, epsilon: float
                        ) -> tuple[Any, int, int]:
     """max over pairs of sum_y max(0, P_x(y) - e^eps P_x'(y)); exact when the table is.
 
     With exact probabilities e^eps is irrational, so the exact delta is taken with e^eps
-    rounded down to a rational at 1e-15 (:func:`_exp_below`: an upper bound on the true
-    delta by at most 1e-15 * sum P_x'(y) <= 1e-15).
+    rounded down to a rational at 1e-15 (:func:`~privet.core.claims.exp_below`: an upper
+    bound on the true delta by at most 1e-15 * sum P_x'(y) <= 1e-15).
     """
     e = math.exp(epsilon)
     P = np.exp(table.logp)
@@ -916,7 +906,7 @@ def hockey_stick_dense(table: Table, I: np.ndarray, J: np.ndarray, epsilon: floa
             best, bi = float(h[t]), s + t
     if table.exact is None:
         return best, int(I[bi]), int(J[bi])
-    ee = min(Fraction(e).limit_denominator(10**15), _exp_below(epsilon))
+    ee = min(Fraction(e).limit_denominator(10**15), exp_below(epsilon))
     i, j = int(I[bi]), int(J[bi])
     # exact value at the float arg-max and at every pair within float error of it
     cands = [bi]

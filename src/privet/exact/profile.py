@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.claims import as_claimed
 from ..core.errors import ParameterError, advice
 from ..core.mechanism import Mechanism
 from ..core.noise import DEFAULT_ENUMERATION_CAP
@@ -207,9 +208,9 @@ def _check(claim, table, I, J, eps_arr, best, rho) -> tuple[bool | None, str]:
                     f"{'≤' if ok else '>'} claimed {claim.rho:g} on the checked domain")
     e0, d0 = float(claim.epsilon), float(claim.delta)
     if table.exact is not None:
-        # e^ε rounded down (δ is not too small), the claim's ε given four ulps for its own
-        # rounding (epsilon=math.log(2) means ln 2), as ExactBound.verified does
-        d, _, _ = hockey_stick_dense(table, I, J, e0 + 4 * math.ulp(e0))
+        # e^ε rounded down (δ is not too small), the claim's ε given its own rounding
+        # (epsilon=math.log(2) means ln 2), as ExactBound.verified does
+        d, _, _ = hockey_stick_dense(table, I, J, as_claimed(e0))
         d_exact = Fraction(d) if not isinstance(d, Fraction) else d
         ok = d_exact <= Fraction(d0)
         shown = f"{float(d_exact):.6g} (exact rational)"

@@ -260,10 +260,11 @@ class Additive:
         except NoiseError:
             vals = np.zeros(len(words))
             ok = np.zeros(len(words), dtype=bool)
-            for i, row in enumerate(words):  # rejections: one row at a time (wedge/tail rows)
-                v = draw_one(dist, self.inverse, row)
-                if v is not None:
-                    vals[i], ok[i] = v, True
+            with interruptible():  # once for the loop, not a signal handler per row
+                for i, row in enumerate(words):  # rejections: one row at a time
+                    v = draw_one(dist, self.inverse, row)
+                    if v is not None:
+                        vals[i], ok[i] = v, True
             return vals, ok
 
     def tape_of(self, witness: tuple) -> np.ndarray:
@@ -273,10 +274,10 @@ class Additive:
         return tape_order(self.inverse, np.array([witness], dtype=np.uint64))
 
     def run_tape(self, tape: np.ndarray) -> np.ndarray:
-        """The mechanism's output on one sample drawing exactly the words of ``tape``."""
+        """The mechanism's output on one sample drawing exactly the words of ``tape`` (run
+        it inside :func:`~privet.floats.bitgen.interruptible` for Ctrl-C to stop it)."""
         gen, bitgen = tape_generator(tape)
-        with interruptible():
-            out = self.mech.run(Sampler(gen, 1), self.x, self.args, check_input=False)
+        out = self.mech.run(Sampler(gen, 1), self.x, self.args, check_input=False)
         bitgen.check(len(tape))
         return np.asarray(out, dtype=np.float64).reshape(self.m)
 
@@ -293,7 +294,8 @@ class Additive:
                 raise ValueError
             out = self.outputs(rows)
         except (ValueError, NoiseError):  # wedge or tail words, or a rejection
-            out = np.stack([self.run_tape(self.tape_of(witness[i])) for i in idx])
+            with interruptible():
+                out = np.stack([self.run_tape(self.tape_of(witness[i])) for i in idx])
         if not np.array_equal(as_bits(out), as_bits(ys[idx])):
             raise UnsupportedError(
                 f"mechanism {self.mech.name!r} is not of the form f(D) + noise: a witness "

@@ -455,11 +455,11 @@ def draw_values(dist: Dist, inverse: Inverse, words: np.ndarray) -> np.ndarray:
 
 def draw_one(dist: Dist, inverse: Inverse, row) -> float | None:
     """One draw on one row of words, or None when the sampler rejected it (it wanted more
-    words than the row holds)."""
+    words than the row holds); callers looping over rows run the loop inside
+    :func:`~privet.floats.bitgen.interruptible`."""
     words = np.asarray(row, dtype=np.uint64).reshape(1, -1)
     gen, tape = tape_generator(tape_order(inverse, words))
-    with interruptible():
-        value = float(np.asarray(dist.sample(gen, (1,))).ravel()[0])
+    value = float(np.asarray(dist.sample(gen, (1,))).ravel()[0])
     return None if tape.overrun or tape.position != words.size else value
 
 

@@ -25,7 +25,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError, NothingToCheckError, ParameterError, advice
+from ..core.errors import (
+    InputError,
+    NothingToCheckError,
+    ParameterError,
+    advice,
+    check_seconds,
+)
 from ..core.mechanism import Mechanism
 from ..core.results import PufferfishVerdict
 from .scenario import (
@@ -136,8 +142,7 @@ def pufferfish(target: Any, epsilon: Any = None, *, k_max: int | None = None,
     if symmetry not in ("auto", "none"):
         raise ParameterError(f"symmetry must be 'auto' or 'none', got {symmetry!r}.")
     for value, what in ((timeout, "timeout"), (query_timeout, "query_timeout")):
-        if not (isinstance(value, (int, float)) and 0 < value < float("inf")):
-            raise ParameterError(f"{what} must be a positive number of seconds, got {value!r}.")
+        check_seconds(value, what)
     t0 = time.perf_counter()
     sc = as_scenario(target, inputs=inputs, args=args, allow_code=allow_code)
     check_pairs(sc)

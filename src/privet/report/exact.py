@@ -142,16 +142,14 @@ def run_cli(args: argparse.Namespace) -> int:
                   progress=progress, max_memory=args.max_memory)
     if args.input_cap is not None:
         common["input_cap"] = args.input_cap
-    if args.inputs is not None and args.set == "rr":
-        from ..core.errors import InputError
+    from ..core.errors import InputError
 
+    if args.inputs is not None and args.set == "rr":
         raise InputError("--inputs and --set rr each choose the inputs; give one of them.")
     modes = [flag for flag, on in (("--accuracy", args.accuracy is not None),
                                    ("--delta-for", args.delta_for is not None),
                                    ("--profile", getattr(args, "profile", False))) if on]
     if len(modes) > 1:  # one ran and the others were dropped without a word
-        from ..core.errors import InputError
-
         raise InputError(f"{' and '.join(modes)} each ask for a different result; give one "
                          "of them per run.")
     if args.accuracy is not None:

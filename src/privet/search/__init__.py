@@ -40,6 +40,7 @@ from ..core.errors import (
     ParameterError,
     advice,
     check_epsilon,
+    check_seconds,
 )
 from ..core.events import Event, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
@@ -479,10 +480,7 @@ def _projector(opts: dict):
 def _prefix(tape, n: int):
     from ..core.noise import Tape
 
-    fresh = tape.fresh
-    if isinstance(fresh, Sampler):  # its draws the size of the prefix
-        fresh = Sampler(fresh.rng, n)
-    return Tape([(d, shape, values[:n]) for d, shape, values in tape.entries], fresh)
+    return Tape([(d, shape, values[:n]) for d, shape, values in tape.entries], tape.fresh)
 
 
 def _best(records: list[dict]) -> dict | None:
@@ -629,16 +627,7 @@ def _options(mech, iterations, confidence, method, n_confirm, kw) -> dict:
 
 
 def _seconds(v: Any) -> float | None:
-    if v is None:
-        return None
-    try:
-        out = float(v)
-    except (TypeError, ValueError):
-        out = math.nan
-    if not out > 0:
-        raise ParameterError(f"seconds must be a positive number of seconds or None (no "
-                             f"limit), got {v!r}.")
-    return out
+    return check_seconds(v, none="no limit", finite=False)
 
 
 def _opt_int(v: Any) -> int | None:

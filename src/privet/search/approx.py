@@ -33,7 +33,7 @@ import numpy as np
 
 from ..attacks import tails
 from ..core.claims import Claim
-from ..core.errors import ParameterError, check_epsilon
+from ..core.errors import ParameterError, check_count, check_epsilon
 from ..core.mechanism import Mechanism
 from ..core.results import CertifiedProfile, Counterexample
 from ..core.text import fmt_apart, fmt_num
@@ -86,9 +86,7 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
     if delta is not None and not (isinstance(delta, (int, float, np.floating))
                                   and 0 < float(delta) < 1):
         raise ParameterError(f"the test delta must lie in (0, 1), got {delta!r}.")
-    for what, v in (("n_select", n_select), ("n_final", n_final), ("n_max", n_max)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ParameterError(f"{what} must be a whole number of samples >= 1, got {v!r}.")
+    check_count(n_max, "n_max")  # n_select and n_final: check_sizes above
     eps, dlt = target_point(claim, epsilon, delta)
     if seed is None:
         seed = secrets.randbits(63)
@@ -144,15 +142,16 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
     curve = np.asarray(pb.epsilon_at(grid), dtype=float)
     claimed = (np.asarray(claim.epsilon_at(grid), dtype=float) if claim is not None
                else np.full(len(grid), np.inf))
-    over = d_low > claimed_d + 1e-15 or bool(np.any(curve > claimed + 1e-12))
+    above = np.nonzero(curve > claimed + 1e-12)[0]   # where the certified curve exceeds it
+    delta_over = d_low > claimed_d + 1e-15
+    over = delta_over or above.size > 0
     how = "exact" if exact is not None else f"{conf:.0%} confidence"
     # the words of the table in privet.core.results, then the certified figures
     word = ("violation (exact)" if exact is not None else "violation certified") if over \
         else "no violation found"
     verdict = (f"{word}: δ({fmt_num(eps)}) ≥ {fmt_num(d_low, 3)} ({how}; claimed "
                f"{fmt_num(claimed_d, 3)}); ε({fmt_num(dlt, 3)}) ≥ {fmt_num(e_low)}")
-    above = np.nonzero(curve > claimed + 1e-12)[0]
-    if over and above.size and not d_low > claimed_d + 1e-15:
+    if above.size and not delta_over:
         # the violation lies elsewhere on the curve: name where it is largest
         j = int(above[np.argmax(curve[above] - claimed[above])])
         got, want = fmt_apart(curve[j], claimed[j])
@@ -170,7 +169,7 @@ def certify_profile(mech: Mechanism, *, epsilon: float | None = None,
         known_curve=None if mech.true_profile is None else
         tuple(float(mech.true_profile(float(d))) for d in grid), witness=witness,
         method=method, seed=int(seed), seconds=time.perf_counter() - t0,
-        details={"delta_violation": bool(d_low > claimed_d + 1e-15), "claimed_delta":
+        details={"delta_violation": bool(delta_over), "claimed_delta":
                  claimed_d, "pattern": cand.pattern, "family_size": cand.family.size,
                  "statistic": cand.family.statistic.describe(), "n_select": int(n_select),
                  "n_fresh": [counts.n1, counts.n2] if counts is not None else None,

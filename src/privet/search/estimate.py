@@ -52,8 +52,7 @@ def record(mech: Mechanism, x: np.ndarray, n: int, rng: np.random.Generator,
            args: Mapping[str, Any] | None = None) -> tuple[Tape, np.ndarray]:
     """Run ``M(x)`` on n fresh samples and keep the tape of its draws (a replay draws
     afresh what the tape cannot give it: :class:`~privet.core.noise.Replay`)."""
-    src = Sampler(rng, n)
-    rep = Replay(src, fresh=src)
+    rep = Replay(Sampler(rng, n), fresh=True)
     out = mech.run(rep, x, args, check_input=False)
     return rep.tape, out
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import PrivetError, check_epsilon
+from ..core.errors import PrivetError, check_count, check_epsilon
 from ..core.mechanism import Mechanism
 from ..core.results import (
     Completion,
@@ -216,13 +216,11 @@ def synth(
         )
     if tester not in ("auto", "internal", "detect"):
         raise PrivetError(f"tester must be 'auto', 'internal' or 'detect', got {tester!r}.")
-    if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer))
-                            or top < 1):
-        raise PrivetError(f"top must be a whole number of completions >= 1, got {top!r}.")
+    if top is not None:
+        check_count(top, "top", "completions")
     for what, v in (("n_select", n_select), ("n_final", n_final)) + tuple(
             (f"verify_n[{i}]", x) for i, x in enumerate(verify_n)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise PrivetError(f"{what} must be a whole number of samples >= 1, got {v!r}.")
+        check_count(v, what)
     has_detect = _detect_available()
     if tester == "detect" and not has_detect:
         raise PrivetError("tester='detect' needs privet.detect, which is not available.")
