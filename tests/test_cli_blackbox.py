@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import numpy as np
@@ -178,3 +179,53 @@ def test_a_distance_wider_than_the_domain_still_finds_pairs_inside_it(user_file,
             "--float-features", "off", "--no-progress", "--seed", "1"]
     assert main(argv) == 1
     assert "violation found" in capsys.readouterr().out
+
+
+RNG_POSITIONAL = textwrap.dedent('''
+    import numpy as np
+
+    def box(x, rng):
+        return float(x[0] + rng.laplace())
+
+    def vec(a, n_samples, rng):
+        return a[0] + rng.laplace(size=n_samples)
+
+    def as_dict(x, rng=None):
+        return {"count": float(x[0])}
+''')
+
+
+def test_a_positional_rng_is_given_by_keyword_as_the_api_does(tmp_path):
+    """``f(x, rng)`` and ``m(a, n_samples, rng)`` run from the CLI as from Python (the
+    generator is passed as ``rng=``): read off the signature, and under --calling."""
+    path = tmp_path / "rngs.py"
+    path.write_text(RNG_POSITIONAL)
+    box = load_target(f"{path}:box", epsilon=1.0)
+    vec = load_target(f"{path}:vec", epsilon=1.0, calling="vectorized")
+    assert box.kind == "blackbox" and vec.kind == "vectorized"
+    assert np.asarray(box.sample([1.0], 5, seed=1)).shape == (5,)
+    assert np.asarray(vec.sample([1.0], 5, seed=1)).shape == (5,)
+
+
+def test_an_epsilon_delta_claim_and_dict_outputs_on_the_command_line(tmp_path, capsys):
+    """``--claimed E,D`` states an (ε, δ) claim for a plain function; a box returning a dict
+    is told what privet reads, not that it raised."""
+    from privet.cli_support import claim
+
+    assert claim("1,1e-5") == (1.0, 1e-5) and claim("ln(3)") == pytest.approx(math.log(3))
+    path = tmp_path / "rngs.py"
+    path.write_text(RNG_POSITIONAL)
+    mech = load_target(f"{path}:box", epsilon=claim("1,1e-5"))
+    assert (mech.epsilon, mech.delta) == (1.0, 1e-5)
+    code = main(["detect", "--claimed", "1,2", f"{path}:box"])
+    err = capsys.readouterr().err
+    assert code == 2 and "claimed δ" in err and err.count("\n") == 1
+    with pytest.raises(MechanismError, match="returned a dict .*cannot read as numbers"):
+        load_target(f"{path}:as_dict", epsilon=1.0).sample([1.0], 3, seed=1)
+
+
+def test_sample_takes_calling_for_plain_functions(user_file, capsys):
+    code = main(["sample", f"{user_file}:vec", "--claimed", "1", "--calling", "vectorized",
+                 "--input", "1,2", "-n", "50", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0 and '"mechanism": "vec"' in out

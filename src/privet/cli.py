@@ -97,9 +97,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     p.add_argument("--max-memory", type=flags.memory_size, default=None, metavar="SIZE",
                    help="refuse -n when keeping the outputs would need more memory than "
                         "SIZE (e.g. 8G; default half of the machine's memory)")
-    p.add_argument("--claimed", type=flags.epsilon, default=None,
-                   help="run the mechanism with this claimed ε instead of its own "
-                        "(0.5, ln(3), ...)")
+    p.add_argument("--claimed", type=flags.claim, default=None, metavar="E[,D]",
+                   help="run the mechanism with this claim instead of its own: ε (0.5, "
+                        "ln(3), ...) or ε,δ (1,1e-5)")
+    p.add_argument("--calling", choices=flags.CALLINGS, default=None,
+                   help="how to call a plain function: vectorized m(a, n_samples), statdp "
+                        "f(prng, queries, epsilon) or blackbox f(a); default: read off its "
+                        "signature")
     p.add_argument("--arg", action="append", metavar="NAME=VALUE",
                    help="non-private argument (repeatable)")
     p.add_argument("--exact", action="store_true",
@@ -186,12 +190,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from .cli_support import load_mechanism
+    from .cli_support import load_target
     from .core.results import to_jsonable
     from .report import console, emit
     from .report.library import exact_distribution_table, sample_summary, sample_table
 
-    mech = load_mechanism(args.target, epsilon=args.claimed)
+    mech = load_target(args.target, epsilon=args.claimed, calling=args.calling)
     x = parse_vector(args.input)
     extra = parse_args_kv(args.arg)
     head = {"mechanism": mech.name, "input": x}

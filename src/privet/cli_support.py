@@ -112,6 +112,18 @@ def epsilon(text: str) -> float:
         raise _flag_error(err) from None
 
 
+def claim(text: str) -> float | tuple[float, float]:
+    """``--claimed``: an ε (``0.5``, ``ln(3)``) or an (ε, δ) claim ``E,D`` (``1,1e-5``)."""
+    if "," not in str(text):
+        return epsilon(text)
+    parts = str(text).split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(
+            f"give the claim as E or E,D (an (ε, δ) claim, e.g. 1,1e-5), got {text!r}")
+    return epsilon(parts[0]), real("the claimed δ", 0.0, 1.0, low_open=True,
+                                   high_open=True)(parts[1])
+
+
 def epsilon_text(text: str) -> str:
     """Like :func:`epsilon`, but keeps the text (engines that use e^ε exactly)."""
     epsilon(text)
@@ -337,6 +349,14 @@ def add_float_features_option(p: argparse.ArgumentParser) -> None:
                         "off, or names among granularity,trailing_zeros,low_bits,residue")
 
 
+def _positional(params: list) -> list:
+    """The positional parameters privet fills by position: a later one named ``rng`` is
+    given the generator by keyword (``privet.from_blackbox`` / ``from_vectorized``)."""
+    return [p for i, p in enumerate(params)
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and not (i > 0 and p.name == "rng" and p.kind is not p.POSITIONAL_ONLY)]
+
+
 def _calling_of(f: Any, name: str) -> str:
     """How to call a plain function, read off its parameters."""
     import inspect
@@ -345,7 +365,7 @@ def _calling_of(f: Any, name: str) -> str:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
         return "blackbox"
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional = _positional(params)
     names = [p.name.lower() for p in positional]
     if names and names[0] in ("noise",):
         raise PrivetError(f"{name!r} takes a noise object: decorate it with "
@@ -372,7 +392,7 @@ def _check_calling(f: Any, name: str, calling: str) -> None:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
         return
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional = _positional(params)
     varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
     need = {"vectorized": 2, "statdp": 3, "blackbox": 1}[calling]
     shape = {"vectorized": f"{name}(a, n_samples)", "statdp": f"{name}(prng, queries, epsilon)",
@@ -391,10 +411,12 @@ def load_target(target: str, *, epsilon: float | None = None, calling: str | Non
     """The mechanism a CLI target names, with the implementation flags applied: a library
     name or privet mechanism (the flags change its neighbor relation, domain and length),
     or a plain function wrapped as ``--calling`` says (or its signature shows);
-    ``epsilon`` is the claimed epsilon (``--claimed``)."""
+    ``epsilon`` is the claim (``--claimed``): an epsilon, or (epsilon, delta)."""
     from .core.mechanism import Domain, from_blackbox, from_statdp, from_vectorized
 
     spec: dict[str, Any] = {}
+    if isinstance(epsilon, tuple):
+        epsilon, spec["delta"] = epsilon
     if neighbors is not None:
         spec["neighbors"] = parse_neighbors(neighbors)
     dom = parse_domain(domain) if domain is not None else None

@@ -110,6 +110,7 @@ def test_detect_finds_the_porous_black_box_only_with_the_float_features():
     assert res.violation and cx is not None
     assert cx.counts[0] > 2_000 and cx.counts[1] < 0.01 * cx.counts[0]
     assert "(ω" in cx.event and cx.details["family"] == "classifier attack"
+    assert "in floating point" in res.verdict and "--float-features off" in res.verdict
     # the same budget on the real-number features alone: the mechanism is 1-DP over the reals
     off = privet.detect(mech, float_features="off", **kw)
     assert not off.violation
@@ -136,7 +137,7 @@ def test_search_certifies_a_finite_bound_above_the_claim():
     # P1 >= 0.26 and P2 <= -ln(0.05)/2^16 = 4.6e-5: a bound near ln(5,600) = 8.6, far above 2
     assert math.isfinite(b.value) and b.value > 2.0
     assert b.violates and b.confidence == 0.9
-    assert "(ω" in b.witness.event
+    assert "(ω" in b.witness.event and "in floating point" in b.details["verdict"]
 
 
 def test_the_command_line_names_the_flag_of_an_unknown_feature(capsys):

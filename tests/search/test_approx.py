@@ -1,6 +1,7 @@
 """search on (ε, δ) claims: certified δ at ε, ε at δ and the lower curve ε(δ)."""
 
 import numpy as np
+import pytest
 
 import privet
 import privet.mechanisms as lib
@@ -99,3 +100,15 @@ def test_a_time_budget_on_an_approximate_claim_is_refused_not_ignored():
 
     with pytest.raises(InputError, match="sized by its samples, not by a time budget"):
         privet.search(lib.get("gaussian.analytic"), seconds=20, seed=0)
+
+
+def test_float_features_on_an_approximate_claim_is_refused_unless_default():
+    """An (ε, δ) search reads events of the outputs' values: float_features='auto' (the
+    default, which the CLI always passes) means nothing there; any other is one sentence."""
+    import privet
+    from privet.core.errors import InputError
+
+    box = privet.from_vectorized(lambda a, n: a[0] + np.random.normal(size=n), epsilon=1.0,
+                                 delta=1e-3, domain=privet.Domain(length=1, low=0, high=1))
+    with pytest.raises(InputError, match="float-exact views; drop float_features="):
+        privet.search(box, float_features="off", n_max=1000)

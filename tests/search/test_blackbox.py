@@ -328,3 +328,91 @@ def test_a_timed_probe_doubles_until_it_has_run_long_enough():
     ticks = iter([0.0, 1.0])
     assert timed_probe(lambda k: False, 2500, 8000, 1000, Two(),
                        clock=lambda: next(ticks)) is None
+
+
+def _slow_response(x, rng=None):
+    """Randomized response on the first bit at e^2 : 1, a millisecond a call (a per-sample
+    black box as slow as a DP library's function behind a service call)."""
+    import time
+
+    time.sleep(1e-3)
+    rng = rng or np.random.default_rng()
+    keep = rng.random() < math.exp(2) / (1 + math.exp(2))
+    return int(x[0]) if keep else 1 - int(x[0])
+
+
+def test_a_slow_black_box_is_squeezed_into_its_time_budget():
+    """At a millisecond a call, screening every candidate on 2^11 pairs alone takes minutes
+    against a 3 s budget: the search keeps two finalists and a few candidates, screens them
+    on at least 512 pairs each, and sizes its fresh sample to the time left (well below the
+    least automatic size, 2^17, which alone took more than two minutes), and says so. The
+    box's epsilon is 2 against a claim of 0.5: the events {1} and {0} have ratio e^2 and
+    probability near 0.88 / 0.12, so even a few thousand fresh pairs certify far above 0.5
+    (the union bound's margin at 2,000 pairs is below 0.3)."""
+    from privet.report.search import squeeze_text
+
+    box = privet.from_blackbox(_slow_response, epsilon=0.5,
+                               domain=privet.Domain(length=2, low=0, high=1, integer=True))
+    b = privet.search(box, seed=1, seconds=3.0, progress=False)
+    sq = b.details["squeezed"]
+    assert sq and sq["n_train"] >= 512 and sq["pairs"] < sq["of"]
+    assert sq["seconds_per_pair"] > 2e-3 * 0.9  # two calls of a millisecond each, at least
+    screened = [t for t in b.details["trace"] if t["stage"] in ("screen", "local search")]
+    assert len(screened) <= sq["pairs"] + 2 and all(t["n"] == sq["n_train"] for t in screened)
+    assert 1 << 10 <= b.details["n_confirm"] < 1 << 17
+    assert b.violates and 0.5 < b.value <= 2.0
+    assert "ms a call" in squeeze_text(sq, 3.0)
+
+
+def test_a_fast_black_box_is_not_squeezed():
+    """The squeeze times 16 pairs and changes nothing when the least work fits the time."""
+    from privet.attacks.witness import Budget, _squeeze
+
+    box = privet.from_blackbox(lambda x, rng: float(x[0] + rng.laplace()), epsilon=1.0,
+                               domain=privet.Domain(length=1, low=0, high=3))
+    cands = [(np.array([0.0]), np.array([1.0]), "one"), (np.array([1.0]), np.array([2.0]),
+                                                          "random")]
+    budget = Budget(n_train=4096, n_fit=1 << 14, seconds=55.0)
+    trace: list = []
+    got = _squeeze(box, cands, budget, None, np.random.SeedSequence(0), False, trace)
+    assert got == (cands, budget) and trace == []
+
+
+def test_the_time_left_sizes_a_slow_box_below_the_least_size():
+    """A per-sample box whose least automatic fresh sample (2^17 pairs) would take more than
+    five seconds at its pace gets the pairs its time left affords, at least five seconds'
+    worth (and at least 2^10); a box fast enough for the least size keeps it."""
+    from privet.search.blackbox import SMALLEST, confirm_size, shortest
+
+    box = privet.from_blackbox(lambda x, rng: float(x[0] + rng.laplace()), epsilon=1.0,
+                               domain=privet.Domain(length=1, low=0, high=3))
+    rare = (0.0, 40.0, 0.0)
+    assert shortest(box, 1e6) == 1 << 17 and shortest(box, 0.0) == 1 << 17
+    assert shortest(box, 500.0) == 2500 and shortest(box, 10.0) == SMALLEST
+    assert confirm_size(box, None, rare, 10_000, afford=5000.0, least=2500) == 5000
+    assert confirm_size(box, None, rare, 10_000, afford=10.0, least=2500) == 2500
+    assert confirm_size(box, None, rare, 10_000, afford=10.0) == 1 << 17
+    assert confirm_size(box, None, rare, 10_000) == 1 << 21
+
+
+def _clip_after_noise(a, n_samples, rng=None):
+    """A sum over records in [0, 10] with Lap(1) noise, clipped to [0, 5] after the noise:
+    replacing a record 0 by 10 moves the sum by 10, so its epsilon is 10."""
+    rng = rng or np.random.default_rng()
+    return np.clip(np.sum(a) + rng.laplace(0.0, 1.0, n_samples), 0.0, 5.0)
+
+
+def test_replace_one_candidates_move_a_record_across_a_bounded_domain():
+    """Under replace-one the attack's candidates include the changed record moved from the
+    domain's bottom to its top (the unit patterns move the sum by 1 and certify at most
+    about 1, below the claim; the pair across the domain certifies far above it)."""
+    from privet.attacks.inputs import pattern_pairs
+
+    box = privet.from_vectorized(_clip_after_noise, epsilon=1.0,
+                                 neighbors=privet.neighbors.replace_one(),
+                                 domain=privet.Domain(length=5, low=0, high=10))
+    across = [(a, b) for a, b, label in pattern_pairs(box, 5) if "across" in label]
+    assert across and all(sorted({*a, *b}) == [0.0, 1.0, 10.0] for a, b in across)
+    b = privet.search(box, seed=1, float_features="off", **SMALL)
+    assert b.violates and 5 < b.value <= 10.5
+    assert sorted(np.abs(np.subtract(b.witness.d1, b.witness.d2)))[-1] == 10

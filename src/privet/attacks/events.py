@@ -25,7 +25,7 @@ import numpy as np
 from ..core.events import Event
 from .scores import FLIP, Bits, Linear, Negated, Score, Stat, Table, score_from_spec
 
-__all__ = ["Threshold"]
+__all__ = ["FLOAT_NOTE", "Threshold", "reads_float_bits"]
 
 
 def _plain(v: float):
@@ -101,3 +101,19 @@ class Threshold(Event):
     def spec(self) -> dict:
         return {"kind": self.kind, "score": self.score.spec(),
                 "threshold": _plain(self.threshold), "tie": self.tie, "seed": int(self.seed)}
+
+
+def reads_float_bits(spec: Any) -> bool:
+    """Whether an event (its ``spec()``, or None) reads a float-exact view of the outputs
+    (:class:`~privet.attacks.features.BitView`: granularity, trailing zeros, low bits,
+    residue): a violation through it is one of the doubles, not of the real numbers."""
+    if isinstance(spec, dict):
+        return spec.get("kind") == "bits" or any(reads_float_bits(v) for v in spec.values())
+    if isinstance(spec, (list, tuple)):
+        return any(reads_float_bits(v) for v in spec)
+    return False
+
+
+FLOAT_NOTE = ("in floating point: the event reads the outputs' doubles (their granularity "
+              "or low bits), which differ between the inputs; --float-features off "
+              "(float_features='off' in Python) tests the mechanism over the real numbers")

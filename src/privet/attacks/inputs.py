@@ -96,7 +96,9 @@ def pattern_pairs(mech: Mechanism, length: int) -> list[Pair]:
     pairs`) and the step pairs at every split (:func:`_steps`), each also stretched across
     the domain: the entries that move up (from the pattern's first input to its second)
     placed towards its top, those that move down towards its bottom (halfway and all the
-    way), where the ratios of tail events are largest for some mechanisms. A step pair's
+    way), where the ratios of tail events are largest for some mechanisms; for relations
+    that let a record take any value, the record moved across a bounded domain
+    (:meth:`privet.core.neighbors.Neighbors.across`). A step pair's
     first k entries move down, so sparse vector's answers before the first True land at
     the bottom and the True one at the top: commoner answers of smaller ratio, so the plain
     step pairs certify more there (svt1's "nine FALSE, then True" at 4·10^7 fresh pairs,
@@ -104,6 +106,9 @@ def pattern_pairs(mech: Mechanism, length: int) -> list[Pair]:
     out = []
     patterns = [(p.pattern.replace(" (swapped)", ""), p.d1, p.d2)
                 for p in mech.neighbors.pairs(lengths=(length,), domain=None)]
+    # a record replaced (or added) at the bottom and at the top of a bounded domain: a
+    # clipped sum over [0, 10] moves by 10, which the unit patterns never show
+    patterns += [(p.pattern, p.d1, p.d2) for p in mech.neighbors.across(mech.domain, length)]
     for label, a, b in patterns + _steps(mech, length):
         a, b = np.asarray(a, float), np.asarray(b, float)
         ok = valid(mech, a, b)

@@ -72,6 +72,7 @@ from .sampling import (
     draw_pairs,
     events_in,
     paired_sampling,
+    per_call,
     select_counts,
 )
 from .scores import Bits, Score, Table
@@ -149,6 +150,64 @@ FIRST_SHARE = 0.5    # ... the selection race's first round
 RACE_SHARE = 0.65    # ... and its other rounds; the rest is the fresh sample's
 LATE_SHARE = 0.8     # ... and the rounds of a leader whose lead may be luck, at the latest
 LEAST = 1 << 11      # the least screening sample a time budget may shrink n_train to
+
+
+SQUEEZE_PROBE = 16   # pairs drawn to time a per-sample black box before its search is sized
+SQUEEZE_KEEP = 2     # local-search steps and finalists of a squeezed search
+SQUEEZE_LEAST = {"n_train": 1 << 9, "n_fit": 1 << 9}  # a squeezed search's least samples
+
+
+def _squeeze(mech: Mechanism, cands: list, budget: Budget, args, seed, paired,
+             trace: list) -> tuple[list, Budget]:
+    """The candidates and budget of a per-sample black box's search whose least work would
+    not fit its time: every candidate screened on :data:`LEAST` pairs, the local search, and
+    the finalists' fits and first race round as large, timed at the pace of
+    :data:`SQUEEZE_PROBE` pairs drawn first (their outputs are dropped), would take more
+    than :data:`FIT_SHARE` of ``budget.seconds`` (a box taking a millisecond a call ran
+    a 20-second search for a quarter of an hour). Then the local search and the finalists
+    are cut to :data:`SQUEEZE_KEEP` each, the samples are sized from the pace to the
+    stages' shares of the time (at least :data:`SQUEEZE_LEAST`: a sample too small to fit
+    a model on finds nothing), and only the candidates the screening's share then affords
+    are kept (at least two: a start and given pairs first, then the relation's plain
+    patterns, their stretched forms, the random pairs): the search ends near its time,
+    with a bound as strong as its samples allow. Otherwise both are returned unchanged.
+    What was measured and chosen is appended to ``trace``."""
+    x, x2 = cands[0][0], cands[0][1]
+    tick = time.perf_counter()
+    draw_pair(mech, x, x2, SQUEEZE_PROBE, args, seed, paired, "inprocess")
+    per_pair = (time.perf_counter() - tick) / SQUEEZE_PROBE
+    least = (len(cands) + budget.iterations) * min(budget.n_train, LEAST) \
+        + 2 * budget.finalists * min(budget.n_fit, LEAST)
+    seconds = budget.stages * float(budget.seconds)
+    if per_pair <= 0 or least * per_pair <= FIT_SHARE * seconds:
+        return cands, budget
+    pairs = seconds / per_pair  # the pairs this process draws in the search's time
+    keep = min(budget.finalists, SQUEEZE_KEEP)
+    iterations = min(budget.iterations, SQUEEZE_KEEP)
+
+    def sized(share: float, count: int, least: int, largest: int) -> int:
+        n = 1 << int(math.log2(max(pairs * share / max(count, 1), 1.0)))  # a power of two
+        return int(min(max(n, least), largest))
+
+    n_train = sized(SCREEN_SHARE, len(cands) + iterations, SQUEEZE_LEAST["n_train"],
+                    budget.n_train)
+    room = max(int(SCREEN_SHARE * pairs / n_train) - iterations, 2)
+
+    def rank(c: tuple) -> int:
+        return {"start": 0, "given": 0, "random": 3}.get(c[2], 2 if "stretched" in c[2] else 1)
+
+    kept = sorted(cands, key=rank)[:room]  # a stable sort: each group in its order
+    n_fit = sized(FIT_SHARE - HALVING_SHARE, keep, SQUEEZE_LEAST["n_fit"], budget.n_fit)
+    n_select = max(n_fit, sized(RACE_SHARE - FIT_SHARE, keep, n_fit, budget.n_select))
+    squeezed = replace(
+        budget, n_train=n_train, n_fit=n_fit, n_select=n_select, iterations=iterations,
+        finalists=keep, mlp_finalists=min(budget.mlp_finalists, 1))
+    trace.append({"stage": "squeeze", "pattern": "", "d1": list(map(float, x)),
+                  "d2": list(map(float, x2)), "value": None, "model": "",
+                  "n": SQUEEZE_PROBE, "seconds": round(per_pair * SQUEEZE_PROBE, 3),
+                  "seconds_per_pair": per_pair, "pairs": len(kept), "of": len(cands),
+                  "n_train": n_train, "n_fit": n_fit, "n_select": n_select})
+    return kept, squeezed
 
 
 def _fits(t0: float, seconds: float | None, share: float, projected: float) -> bool:
@@ -366,6 +425,7 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     floats = "off" if replay and budget.float_features == "auto" else budget.float_features
     n_len = default_length(mech, length)
     cands: list[tuple] = []
+    trace0: list[dict] = []  # what the squeeze of a slow black box's budget measured
     if start is not None:
         cands.append((np.asarray(start[0], float), np.asarray(start[1], float), "start"))
     if pairs is not None:
@@ -381,13 +441,15 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                 if p is not None:
                     cands.append(p)
     cands = unique(cands)
+    if cands and budget.seconds is not None and per_call(mech):
+        cands, budget = _squeeze(mech, cands, budget, args, root.spawn(1)[0], paired, trace0)
     if not cands:
         raise InputError(
             f"no pair of neighboring inputs of {mech.name!r} lies in its domain "
             f"({mech.domain.describe()}) under '{mech.neighbors.describe()}'; widen the domain "
             f"({advice('domain=...', '--domain')}) or change the neighbor relation "
             f"({advice('neighbors=...', '--neighbors')}).")
-    trace: list[dict] = []
+    trace: list[dict] = list(trace0)
     screened: list[_Screened] = []
     interrupted = False
     total = len(cands) + budget.iterations + budget.finalists

@@ -676,6 +676,20 @@ def _streams(rng: np.random.Generator, n: int, global_state: bool):
         yield gen
 
 
+def _numbers(out: Any, name: str) -> np.ndarray:
+    """One call's output as floats, or one sentence naming what came back instead."""
+    try:
+        return np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        what = f"a {type(out).__name__}" if not isinstance(out, (list, tuple)) else \
+            f"a {type(out).__name__} holding {', '.join(sorted({type(v).__name__ for v in out}))}"
+        raise MechanismError(
+            f"mechanism {name!r} returned {what} ({out!r:.60}), which privet cannot read as "
+            "numbers; return a number, a bool, or a list, tuple or array of them (a dict's "
+            "values as a list in a fixed order, categories as integer codes)."
+        ) from None
+
+
 def _per_sample(call: Callable[[np.random.Generator | None], Any], noise: Noise, name: str,
                 global_state: bool = False) -> np.ndarray:
     """``noise.size`` outputs of a per-sample black box, one ``call`` each, each with its own
@@ -687,7 +701,7 @@ def _per_sample(call: Callable[[np.random.Generator | None], Any], noise: Noise,
         )
     rows, ndims = [], set()
     for gen in _streams(noise.rng, noise.size, global_state):
-        got = np.asarray(call(gen), dtype=float)
+        got = _numbers(call(gen), name)
         ndims.add(got.ndim)
         rows.append(got.ravel())
     if len(ndims) > 1:

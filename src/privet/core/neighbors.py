@@ -185,6 +185,13 @@ class Neighbors:
             if both_orders:
                 yield pair.swapped()
 
+    def across(self, domain: Any, length: int) -> list[InputPair]:
+        """The pairs at ``length`` whose changed record moves across a bounded ``domain``,
+        from its bottom to its top (replace one, add or remove one; none for other
+        relations or unbounded domains): what :meth:`pairs` adds given a domain."""
+        return _across(self.kind, domain, list(self.pairs(lengths=(length,),
+                                                          both_orders=False)))
+
 
 def _domain_lengths(domain: Any, lengths: tuple[int, ...]) -> tuple[int, ...]:
     length = getattr(domain, "length", None)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..attacks.events import FLOAT_NOTE, reads_float_bits
 from ..attacks.features import check_bit_features
 from ..core import events as _events
 from ..core.errors import advice, check_epsilon, check_seconds
@@ -248,6 +249,8 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
         verdict = f"inconclusive: interrupted ({fmt_p(p)} so far)"
     if rejected != decided:
         verdict = f"inconclusive: {fmt_p(p)}, but a smaller test ε was not rejected"
+    elif rejected and _float_event(chosen):
+        verdict += f"; {FLOAT_NOTE}"
     result = DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
         claim=mech.describe_claim(), test_delta=0.0 if delta is not None else None,
@@ -262,7 +265,8 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                  "selected": chosen, "samples": session.samples + attack_samples,
                  "design": _design_text(session), "looks": outcome.look + 1,
                  "stopped": "interrupted during the classifier attack" if cut
-                 else _stopped(outcome) + attack_note, "interrupted": stopped},
+                 else ("StatDP's test " if attack is not None else "") + _stopped(outcome)
+                 + attack_note, "interrupted": stopped},
     )
     return mark_interrupted(result) if interrupted(curve) or cut else result
 
@@ -274,7 +278,7 @@ def _stopped(outcome) -> str:
     if step.decision == REJECT:
         return f"rejected at look {n}"
     looks = f"{n} look" + ("" if n == 1 else "s")
-    return f"clear pass at look {n}, by futility" if step.futile else \
+    return f"stopped for futility at look {n}" if step.futile else \
         f"budget used in {looks}"
 
 
@@ -378,3 +382,7 @@ test_event.__test__ = False  # a library function, not a pytest test
 
 __all__ = ["NoEventError", "Trace", "detect", "pvalue_curve", "select_event", "test_event"]
 
+
+def _float_event(cx: Any) -> bool:
+    """Whether a counterexample's event reads the outputs' doubles (a float-exact view)."""
+    return cx is not None and reads_float_bits(getattr(cx, "event_spec", None))

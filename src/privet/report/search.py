@@ -62,7 +62,19 @@ def summary_table(b: Bound) -> Fit:
         rows.append(["random-search baseline", f"ε ≥ {fmt_num(base.value)} (same iterations)"])
     if b.seconds is not None:
         rows.append(["time", f"{b.seconds:.1f} s"])
+    sq = b.details.get("squeezed")
+    if sq:
+        rows.append(["slow black box", squeeze_text(sq, b.details.get("time_budget"))])
     return kv(f"privet search: {b.mechanism}", rows)
+
+
+def squeeze_text(sq: dict, budget: float | None) -> str:
+    """What a squeezed search (:func:`privet.attacks.witness._squeeze`) measured and did."""
+    per_call = 1e3 * float(sq["seconds_per_pair"]) / 2
+    limit = f"the {budget:g} s budget" if budget else "the time budget"
+    return (f"about {per_call:.2g} ms a call: {limit} kept {sq['pairs']} of {sq['of']} "
+            f"pairs, screened on {sq['n_train']:,} samples each, and sized the fresh "
+            "sample to the time left; give more seconds for a stronger bound")
 
 
 ATTACK_SHOWN = 5  # screened pairs shown besides the finalists
@@ -71,7 +83,7 @@ ATTACK_SHOWN = 5  # screened pairs shown besides the finalists
 def attack_table(trace: list[dict]) -> Fit:
     """The classifier attack's search: the best screened pairs (held-out estimate of the
     projected bound) and the finalists (value on their selection sample)."""
-    screened = sorted((r for r in trace if r.get("stage") != "select"),
+    screened = sorted((r for r in trace if r.get("stage") not in ("select", "squeeze")),
                       key=lambda r: -(r.get("value") if r.get("value") is not None
                                       else float("-inf")))
     shown = screened[:ATTACK_SHOWN] + [r for r in trace if r.get("stage") == "select"]
@@ -129,8 +141,9 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                    help="test ε: the certified bound is compared with it for the verdict and "
                         "the exit code (default: the claimed ε; an (ε, δ) or zCDP claim: the "
                         "ε at which δ is certified)")
-    p.add_argument("--claimed", type=flags.epsilon, default=None,
-                   help="run the mechanism with this claimed ε instead of its own")
+    p.add_argument("--claimed", type=flags.claim, default=None, metavar="E[,D]",
+                   help="run the mechanism with this claim instead of its own: ε (0.5, "
+                        "ln(3)) or ε,δ (1,1e-5)")
     p.add_argument("--delta", type=flags.real("delta", 0.0, 1.0, low_open=True,
                                               high_open=True), default=None,
                    help="certify ε at this δ, and the whole lower curve ε(δ) (default: the "
@@ -189,7 +202,8 @@ def run_cli(args: argparse.Namespace) -> int:
                         executor=getattr(args, "executor", None),
                         delta=getattr(args, "delta", None),
                         n_max=getattr(args, "n_max", 400_000_000),
-                        **({"seconds": args.seconds} if hasattr(args, "seconds") else {}))
+                        **({"seconds": args.seconds} if hasattr(args, "seconds") else {}),
+                        float_features=extra["float_features"])
         if getattr(args, "plot", None):
             plot_profile(result, args.plot)
         emit(args, result, render_certified)

@@ -500,6 +500,8 @@ def _best(records: list[dict]) -> dict | None:
 
 WITNESS_SAMPLES = 20_000  # per input, for the report's picture of the witness
 WITNESS_BINS = 40
+WITNESS_PILOT = 256       # per input, drawn first: continuous outputs get no picture
+WITNESS_SECONDS = 2.0     # a slow mechanism's picture is drawn from fewer samples
 
 
 def witness_histograms(mech: Mechanism, x, x2, event: Event, args, seed: int | None,
@@ -509,10 +511,22 @@ def witness_histograms(mech: Mechanism, x, x2, event: Event, args, seed: int | N
     ``Counterexample.details["histograms"]`` format of :mod:`privet.detect.histograms`,
     kind ``discrete``). Drawn from ``n`` fresh samples per input (seeded from the run);
     None when the outputs take more than ``WITNESS_BINS`` distinct values (continuous
-    outputs: the witness table and the epsilon chart describe them instead)."""
+    outputs: the witness table and the epsilon chart describe them instead). A pilot of
+    ``WITNESS_PILOT`` samples per input comes first: outputs of more distinct values get
+    no picture, and a mechanism whose pilot projects the picture past
+    ``WITNESS_SECONDS`` (a slow black box) is pictured from as many samples as that time
+    allows (at least the pilot's)."""
     # a stream of its own (spawn key 7), apart from the search's iterations and confirmation
-    ss = np.random.SeedSequence(seed, spawn_key=(7,)).spawn(2) if seed is not None \
-        else [None, None]
+    ss = np.random.SeedSequence(seed, spawn_key=(7,)).spawn(3) if seed is not None \
+        else [None, None, None]
+    tick = time.perf_counter()
+    pilot = [np.asarray(mech.sample(v, WITNESS_PILOT, args, seed=_int_seed(ss[2])))
+             for v in (x, x2)]
+    took = time.perf_counter() - tick
+    if len(two_sample_counts(*pilot)[0]) > WITNESS_BINS:
+        return None
+    if took > 0:
+        n = int(min(n, max(WITNESS_PILOT, WITNESS_SECONDS / took * WITNESS_PILOT)))
     o1 = np.asarray(mech.sample(x, n, args, seed=_int_seed(ss[0])))
     o2 = np.asarray(mech.sample(x2, n, args, seed=_int_seed(ss[1])))
     uniq, c1, c2 = two_sample_counts(o1, o2)
@@ -746,6 +760,12 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                              + advice("drop seconds= and give n_select=, n_final= or n_max=",
                                       "drop --seconds and give --n-max")
                              + " instead.")
+        if options.pop("float_features", "auto") != "auto":
+            # its event families are StatDP's, read off the outputs' values: no classifier
+            # attack, so no float-exact views (the default 'auto' means nothing here)
+            raise InputError("search of an (ε, δ) or zCDP claim tests events of the outputs' "
+                             "values, not the classifier attacks' float-exact views; drop "
+                             + advice("float_features=", "--float-features") + ".")
         if options:
             raise InputError(f"search of an (ε, δ) claim got unknown option(s) "
                              f"{', '.join(sorted(options))}; it takes n_select, n_final, "

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..attacks import Budget, certify, search_witness
+from ..attacks.events import FLOAT_NOTE, reads_float_bits
 from ..attacks.sampling import per_call
 from ..attacks.witness import affordable
 from ..core.errors import UnsupportedError, advice
@@ -59,6 +60,10 @@ SLOW = {"n_train": 1 << 12, "n_fit": 1 << 14, "n_select": 1 << 17, "n_confirm": 
 # is what a bound within 0.998 of a true epsilon near 0.25 needs (DP-Sniper's noisy max
 # releasing the value: 0.2488 of 0.25 takes 2^27 pairs of its best event)
 CLOSE = 0.005
+CERTIFY_SECONDS = 5.0  # the least time a fresh sample is sized to, whatever is left
+SMALLEST = 1 << 10  # the least fresh sample of a box too slow for the least automatic size
+PROBE_SHARE = 0.1  # a per-sample box's timed probe of the certificate runs only if it
+                   # takes at most this share of the time left (at the race's pace)
 SECONDS = 55.0  # default wall-time target of a black-box search (Budget.seconds)
 # the certificates that rank candidates: their plans (PLANS) add the either-side one, for
 # the winner only (ranked by it, lucky rare events won: its margin is smaller on few counts,
@@ -118,14 +123,16 @@ def budget_for(mech: Mechanism, opts: dict, iterations: int) -> Budget:
 
 def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = None,
                  n: int = 0, confidence: float = 0.9, method: str = "union",
-                 share: float = 0.8, afford: float | None = None) -> int:
+                 share: float = 0.8, afford: float | None = None,
+                 least: int | None = None) -> int:
     """The fresh sample: ``n_confirm``; or, from the selection counts of the chosen event,
     the smallest power of two between 2^22 and 2^27 pairs (2^17 and 2^21 for per-sample
     black boxes) whose projected bound is within ``CLOSE`` (half a percent) of what an
     unlimited sample would project -- decided before the fresh sample is drawn. An event
     never seen under x' (whose bound keeps growing) gets the largest. ``afford``: the pairs
     the time left allows, rounded down to a multiple of a quarter of the least size (and
-    at least the least size); the size is then at most that, and a plan that reaches the
+    at least the least size, or ``least`` (:func:`shortest`: a slow box) when the time
+    left affords fewer); the size is then at most that, and a plan that reaches the
     largest size takes all of it (up to 2^31 pairs; 2^25 for per-sample black boxes):
     with a time budget, the time left bounds the sample, not a fixed size."""
     if n_confirm is not None:
@@ -135,7 +142,8 @@ def confirm_size(mech: Mechanism, n_confirm: int | None, counts: tuple | None = 
     timed = None
     if afford is not None:
         step = lo // 4
-        timed = max(lo, min(int(afford // step) * step, sizes["n_confirm_timed"]))
+        timed = max(lo, min(int(afford // step) * step, sizes["n_confirm_timed"])) \
+            if afford >= lo else max(int(afford), least or lo)  # a slow box: the time
         if timed < hi:
             hi = timed
     if counts is None:
@@ -258,17 +266,22 @@ def _search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
     rate = cand.extra.get("certify_pairs_per_second", 0.0)
     afford = affordable(budget.seconds, t0, rate)
     size = confirm_size(mech, n_confirm, counts, cand.n, confidence, method, share,
-                        afford)
+                        afford, shortest(mech, rate))
     if afford is not None and n_confirm is None and (
             size < confirm_size(mech, None, counts, cand.n, confidence, method, share)
             or size >= _sizes(mech)["n_confirm"]):
         # the time bounds the fresh sample (or the plan reaches the largest size, and the
         # time left may allow more): size it from a timed probe of the certificate itself
         # (the race's rate is measured on small samples, and comes out low)
-        rate = probe_rate(mech, cand, args, root.spawn(1)[0], executor) or rate
+        # a slow per-sample box skips the probe (a quarter of 2^17 pairs took a minute at a
+        # millisecond a call): the race's pace sizes its fresh sample
+        left = budget.seconds - (time.perf_counter() - t0)
+        if not per_call(mech) or rate <= 0 \
+                or _sizes(mech)["n_confirm_min"] / 4 <= PROBE_SHARE * left * rate:
+            rate = probe_rate(mech, cand, args, root.spawn(1)[0], executor) or rate
         afford = affordable(budget.seconds, t0, rate)
         size = confirm_size(mech, n_confirm, counts, cand.n, confidence, method, share,
-                            afford)
+                            afford, shortest(mech, rate))
     cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
                    method=method, args=args, seed=s_cert, executor=executor, progress=progress,
                    share=share, coupled=paired)
@@ -287,6 +300,8 @@ def _search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
         "certificate": cert.method})
     compared = mech.epsilon if compared is None else compared
     verdict = _verdict(value, conf, compared, confidence, test=compared != mech.epsilon)
+    if value > compared and reads_float_bits(witness.event_spec):
+        verdict += f"; {FLOAT_NOTE}"
     if cert.interrupted:
         verdict += f" (interrupted after {cert.n:,} of {size:,} fresh samples)"
     return Bound(mechanism=mech.name, value=value, confidence=confidence,
@@ -297,12 +312,26 @@ def _search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                           "n_confirm": cert.n, "coupled": couple,
                           "interrupted": cert.interrupted or interrupted,
                           "time_budget": budget.seconds,
+                          "squeezed": next((r for r in trace if r.get("stage") == "squeeze"),
+                                           None),
                           "pairs_per_second": cand.extra.get("pairs_per_second"),
                           "certify_pairs_per_second":
                               cand.extra.get("certify_pairs_per_second"),
                           "verdict": verdict, "projected": cand.value, "model": cand.model,
                           "stages": {**cand.extra.get("stages", {}),
                                      "certificate": round(certified, 3)}})
+
+
+def shortest(mech: Mechanism, rate: float) -> int:
+    """The least fresh sample at ``rate`` pairs per second: the least automatic size, unless
+    a per-sample black box would take more than :data:`CERTIFY_SECONDS` for it (one taking
+    a millisecond a call needs minutes for 2^17 pairs); then the pairs of that time, at
+    least :data:`SMALLEST`. (A vectorized box keeps its least size: the race's pace, which
+    comes out low, would otherwise shrink the fresh samples of fast boxes.)"""
+    lo = _sizes(mech)["n_confirm_min"]
+    if rate <= 0 or lo <= rate * CERTIFY_SECONDS or not per_call(mech):
+        return lo
+    return max(int(rate * CERTIFY_SECONDS), SMALLEST)
 
 
 def wants_coupling(mech: Mechanism, opts: dict, args: dict) -> bool:
