@@ -229,3 +229,74 @@ def test_sample_takes_calling_for_plain_functions(user_file, capsys):
                  "--input", "1,2", "-n", "50", "--json"])
     out = capsys.readouterr().out
     assert code == 0 and '"mechanism": "vec"' in out
+
+
+HOSTILE = textwrap.dedent('''
+    import numpy as np
+
+    def mutates(x, rng=None):
+        v = float(np.sum(x))
+        x[...] = 0  # zeroes its input after reading it
+        return v
+
+    def mutates_vec(a, n_samples):
+        v = float(np.sum(a))
+        a[...] = 0
+        return v + np.zeros(n_samples)
+
+    def imaginary(a, n_samples):
+        return np.zeros(n_samples) + 1j * float(np.sum(a))
+
+    def none_out(x, rng=None):
+        return None
+
+''')
+
+
+@pytest.fixture()
+def hostile_file(tmp_path):
+    path = tmp_path / "hostile.py"
+    path.write_text(HOSTILE)
+    return str(path)
+
+
+def test_every_call_gets_its_own_copy_of_the_input(hostile_file):
+    """A box that zeroes its input after reading it must not feed its later calls another
+    input: every output is the exact sum (a deterministic, non-private mechanism)."""
+    box = load_target(f"{hostile_file}:mutates", epsilon=1.0)
+    vec = load_target(f"{hostile_file}:mutates_vec", epsilon=1.0, calling="vectorized")
+    x = np.array([1.0, 2.0, 3.0])
+    assert set(np.asarray(box.sample(x, 20, seed=1)).tolist()) == {6.0}
+    assert set(np.asarray(vec.sample(x, 20, seed=1)).tolist()) == {6.0}
+    assert x.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_complex_and_none_outputs_and_a_dying_worker_are_one_sentence(hostile_file, capsys,
+                                                                      monkeypatch):
+    with pytest.raises(MechanismError, match="complex numbers"):
+        load_target(f"{hostile_file}:imaginary", epsilon=1.0,
+                    calling="vectorized").sample([1.0], 4, seed=1)
+    with pytest.raises(MechanismError, match="returned None"):
+        load_target(f"{hostile_file}:none_out", epsilon=1.0).sample([1.0], 4, seed=1)
+    from concurrent.futures.process import BrokenProcessPool
+
+    import privet.cli as cli
+
+    def dies(args):  # a pool whose worker the mechanism ended (os._exit): not run here,
+        raise BrokenProcessPool("a process in the pool was terminated abruptly")  # it
+        # would end pytest's own process whenever the sample ran in-process
+
+    monkeypatch.setitem(cli.COMMANDS, "sample", dies)
+    code = main(["sample", f"{hostile_file}:none_out", "--input", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "worker process died" in err and err.count("\n") == 1
+    assert parse_length("256") == 256
+    with pytest.raises(PrivetError, match="from 1 to 100,000"):
+        parse_length("100000000")
+
+
+def test_an_empty_distance_and_a_file_without_a_function_are_one_sentence():
+    with pytest.raises(PrivetError, match="names no distance"):
+        parse_neighbors("all:")
+    with pytest.raises(PrivetError, match=r"is a file; name the function in it as x\.py:NAME"):
+        load_target("x.py", epsilon=1.0)

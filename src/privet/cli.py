@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from concurrent.futures import BrokenExecutor
 from typing import Any
 
 from . import cli_support as flags
@@ -98,8 +99,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
                    help="refuse -n when keeping the outputs would need more memory than "
                         "SIZE (e.g. 8G; default half of the machine's memory)")
     p.add_argument("--claimed", type=flags.claim, default=None, metavar="E[,D]",
-                   help="run the mechanism with this claim instead of its own: ε (0.5, "
-                        "ln(3), ...) or ε,δ (1,1e-5)")
+                   help="run the mechanism with this claimed ε instead of its own (0.5, "
+                        "ln(3), ...), or with an (ε, δ) claim E,D (1,1e-5)")
     p.add_argument("--calling", choices=flags.CALLINGS, default=None,
                    help="how to call a plain function: vectorized m(a, n_samples), statdp "
                         "f(prng, queries, epsilon) or blackbox f(a); default: read off its "
@@ -335,6 +336,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         return _fail("out of memory; ask for less work (fewer samples, inputs or a shorter "
                      "length).")
+    except BrokenExecutor:
+        return _fail("a worker process died while it ran the mechanism (the mechanism ended "
+                     "its process, or the system killed it); run it in this process with "
+                     "--executor inprocess to see why.")
     except BrokenPipeError:  # `privet ... | head`: the reader left, nothing more to say
         _drop_stdout()
         return 2

@@ -268,8 +268,11 @@ def parse_neighbors(text: str):
     from .core import neighbors
 
     spec = text.strip().lower().replace("_", "-")
-    kind, _, delta = spec.partition(":")
+    kind, sep, delta = spec.partition(":")
     simple = {"add-remove": neighbors.add_remove, "replace-one": neighbors.replace_one}
+    if sep and not delta:  # 'all:' ran as all:1 unnoticed
+        raise PrivetError(f"--neighbors {text!r} names no distance; use {NEIGHBOR_FORMS} "
+                          "(D a positive number, e.g. all:1).")
     if kind in simple and not delta:
         return simple[kind]()
     make = {"all": neighbors.all_differ, "one": neighbors.one_differs}.get(kind)
@@ -304,9 +307,13 @@ def parse_length(text: str) -> int:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not (value >= 1 and value == int(value) and value < 1e9):
-        raise PrivetError(f"--length {text!r} must be a positive whole number of entries.")
+    if not (value >= 1 and value == int(value) and value <= MAX_LENGTH):
+        raise PrivetError(f"--length {text!r} must be a whole number of entries from 1 to "
+                          f"{MAX_LENGTH:,} (longer inputs outgrow the samples' memory).")
     return int(value)
+
+
+MAX_LENGTH = 100_000  # entries of an input on the command line (10^8 filled 24 GiB)
 
 
 def add_target_options(p: argparse.ArgumentParser) -> None:
@@ -422,6 +429,9 @@ def load_target(target: str, *, epsilon: float | None = None, calling: str | Non
     dom = parse_domain(domain) if domain is not None else None
     n = parse_length(length) if length is not None else None
     if ":" not in target:
+        if target.endswith(".py"):
+            raise PrivetError(f"{target!r} is a file; name the function in it as "
+                              f"{target}:NAME.")
         if calling is not None:
             raise PrivetError(f"{target!r} is a library mechanism; --calling is for plain "
                               "functions (FILE.py:NAME or MODULE:NAME).")

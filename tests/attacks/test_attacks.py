@@ -378,3 +378,13 @@ def test_pairs_drawn_ahead_on_a_process_pool_are_the_pairs_drawn_one_by_one():
     assert len(ahead) == len(pairs)
     for (a1, a2), (b1, b2) in zip(one, ahead):
         assert np.array_equal(a1, b1) and np.array_equal(a2, b2)
+
+
+def test_pairs_of_inputs_longer_than_255_entries_have_keys():
+    """Candidate pairs are deduplicated by a key holding each input's length: an input of
+    256 entries or more stopped the search with a traceback."""
+    from privet.attacks.inputs import unique
+
+    a, b = np.zeros(300), np.ones(300)
+    pairs = unique([(a, b, "one"), (b, a, "two"), (a, np.ones(299), "three")])
+    assert [p[2] for p in pairs] == ["one", "three"]

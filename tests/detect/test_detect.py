@@ -247,3 +247,18 @@ def test_the_header_prints_the_test_and_the_claimed_epsilon_alike():
     Console(file=out, width=200).print(render(r))
     shown = f"{m.epsilon:g}"
     assert f"test ε = {shown}, claimed ε = {shown}" in out.getvalue()
+
+
+def test_a_final_test_cut_by_ctrl_c_is_no_test(monkeypatch):
+    """Ctrl-C in the sampling of a final test (the classifier attack's, on a black box) left
+    its cut counts standing as a complete test: "no violation found", exit 0. A cut
+    sample now raises KeyboardInterrupt, which detect reports as interrupted."""
+    import privet.execution as ex
+
+    def cut(*a, **k):
+        return ex.Reduced(value=3, n=10, interrupted=True)
+
+    monkeypatch.setattr(ex, "map_reduce", cut)
+    mech = get("statdp.noisy_max_v1a")
+    with pytest.raises(KeyboardInterrupt):
+        test_event(mech, [1.0] * 5, [2.0] + [1.0] * 4, privet.events.Singleton((0,)), n=100)

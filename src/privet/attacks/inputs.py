@@ -73,7 +73,7 @@ def valid(mech: Mechanism, x, x2) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _key(a: np.ndarray, b: np.ndarray) -> bytes:
     """The same key for (a, b) and (b, a)."""
-    ka, kb = a.tobytes() + bytes([len(a)]), b.tobytes() + bytes([len(b)])
+    ka, kb = (v.tobytes() + len(v).to_bytes(8, "little") for v in (a, b))  # any length
     return min(ka, kb) + max(ka, kb)
 
 

@@ -676,8 +676,18 @@ def _streams(rng: np.random.Generator, n: int, global_state: bool):
         yield gen
 
 
+def _complex(name: str) -> str:
+    return (f"mechanism {name!r} returned complex numbers, which privet would have to cut to "
+            "their real parts; return the real and imaginary parts as two entries.")
+
+
 def _numbers(out: Any, name: str) -> np.ndarray:
     """One call's output as floats, or one sentence naming what came back instead."""
+    if out is None:
+        raise MechanismError(f"mechanism {name!r} returned None; return a number (or a list, "
+                             "tuple or array of numbers) from every call.")
+    if np.iscomplexobj(out):
+        raise MechanismError(_complex(name))
     try:
         return np.asarray(out, dtype=float)
     except (TypeError, ValueError):
@@ -693,7 +703,9 @@ def _numbers(out: Any, name: str) -> np.ndarray:
 def _per_sample(call: Callable[[np.random.Generator | None], Any], noise: Noise, name: str,
                 global_state: bool = False) -> np.ndarray:
     """``noise.size`` outputs of a per-sample black box, one ``call`` each, each with its own
-    random stream (:func:`_streams`)."""
+    random stream (:func:`_streams`). The runners give every call a copy of the input: a
+    box that changed its input in place (zeroing it after use) fed its later calls another
+    input, and a mechanism of infinite ε read "no violation found"."""
     if not isinstance(noise, Sampler):
         raise UnsupportedError(
             f"mechanism {name!r} is a black box: it can only be sampled, not run under "
@@ -735,7 +747,7 @@ class _StatDPRunner:
                 f"the StatDP-style function {self.name!r} takes its epsilon, but the "
                 "mechanism claims none; give the claimed epsilon (from_statdp(f, epsilon=...) "
                 "or mechanism.replace(epsilon=...)).")
-        return _per_sample(lambda rng: self.f(rng, x, epsilon, **kw), noise, self.name)
+        return _per_sample(lambda rng: self.f(rng, x.copy(), epsilon, **kw), noise, self.name)
 
 
 class _VectorizedRunner:
@@ -754,11 +766,11 @@ class _VectorizedRunner:
                 f"mechanism {self.name!r} is vectorized but opaque: it can only be sampled."
             )
         if self.takes_rng:
-            return self._rows(self.m(x, noise.size, rng=noise.rng), noise.size)
+            return self._rows(self.m(x.copy(), noise.size, rng=noise.rng), noise.size)
         seed = int(noise.rng.integers(0, 2**32 - 1))
         np.random.seed(seed)
         random.seed(seed)
-        return self._rows(self.m(x, noise.size), noise.size)
+        return self._rows(self.m(x.copy(), noise.size), noise.size)
 
     def _rows(self, out: Any, n: int) -> np.ndarray:
         """``out`` as an array, refused in the vectorized convention's words when it is not
@@ -769,6 +781,8 @@ class _VectorizedRunner:
             raise MechanismError(
                 f"{self.name}(a, n_samples) must return n_samples outputs (one per sample, "
                 f"here {n}), but it returned {got}.")
+        if np.iscomplexobj(out):
+            raise MechanismError(_complex(self.name))
         return np.asarray(out)
 
 
@@ -786,8 +800,9 @@ class _BlackBoxRunner:
 
     def __call__(self, noise: Noise, x: np.ndarray, **kw: Any) -> np.ndarray:
         if self.takes_rng:
-            return _per_sample(lambda rng: self.f(x, rng=rng, **kw), noise, self.name)
-        return _per_sample(lambda rng: self.f(x, **kw), noise, self.name, global_state=True)
+            return _per_sample(lambda rng: self.f(x.copy(), rng=rng, **kw), noise, self.name)
+        return _per_sample(lambda rng: self.f(x.copy(), **kw), noise, self.name,
+                           global_state=True)
 
 
 def from_statdp(f: Callable, epsilon: float, name: str | None = None, **spec) -> Mechanism:

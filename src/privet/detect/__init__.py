@@ -338,7 +338,8 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
     Returns a :class:`Counterexample` with the counts, both directions' p-values in
     ``details`` and ``p_value`` the smaller of the two (as plotted in the paper).
     ``executor`` runs the sample-and-reduce chunks (see :func:`privet.execution.get_executor`;
-    the counts do not depend on it).
+    the counts do not depend on it). Ctrl-C during the sampling raises KeyboardInterrupt:
+    the counts drawn so far are no test at the level asked for.
     """
     mech = as_mechanism(mechanism)
     eps = _test_epsilon(mech, epsilon)
@@ -356,6 +357,8 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
             red = map_reduce(mech, x, int(n), hits, args=args,
                              seed=np.random.SeedSequence(root.entropy, spawn_key=(3, i)),
                              executor=ex)
+            if red.interrupted:  # a cut sample is no test: the caller reports Ctrl-C
+                raise KeyboardInterrupt
             counts.append((red.value or 0, red.n))
     finally:
         if ex is not executor:

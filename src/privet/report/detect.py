@@ -168,8 +168,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--n-max", type=flags.count("the number of runs"), default=400_000_000,
                    help="cap on the fresh runs per input of an (ε, δ) test (default 4e8)")
     p.add_argument("--claimed", type=flags.claim, default=None, metavar="E[,D]",
-                   help="run the mechanism with this claim instead of its own: ε (0.5, "
-                        "ln(3)) or ε,δ (1,1e-5)")
+                   help="run the mechanism with this claimed ε instead of its own, or "
+                        "with an (ε, δ) claim E,D (1,1e-5)")
     p.add_argument("--test-epsilons", type=flags.epsilon_range, default=None, metavar="A:B:K",
                    help="also compute the p-value curve at K test epsilons from A to B "
                         f"(A < B, K <= {flags.MAX_CURVE_POINTS})")

@@ -142,8 +142,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "the exit code (default: the claimed ε; an (ε, δ) or zCDP claim: the "
                         "ε at which δ is certified)")
     p.add_argument("--claimed", type=flags.claim, default=None, metavar="E[,D]",
-                   help="run the mechanism with this claim instead of its own: ε (0.5, "
-                        "ln(3)) or ε,δ (1,1e-5)")
+                   help="run the mechanism with this claimed ε instead of its own, or "
+                        "with an (ε, δ) claim E,D (1,1e-5)")
     p.add_argument("--delta", type=flags.real("delta", 0.0, 1.0, low_open=True,
                                               high_open=True), default=None,
                    help="certify ε at this δ, and the whole lower curve ε(δ) (default: the "
