@@ -300,7 +300,7 @@ def _search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
         "certificate": cert.method})
     compared = mech.epsilon if compared is None else compared
     verdict = _verdict(value, conf, compared, confidence, test=compared != mech.epsilon)
-    if value > compared and reads_float_bits(witness.event_spec):
+    if (compared is None or value > compared) and reads_float_bits(witness.event_spec):
         verdict += f"; {FLOAT_NOTE}"
     if cert.interrupted:
         verdict += f" (interrupted after {cert.n:,} of {size:,} fresh samples)"
