@@ -300,3 +300,13 @@ def test_an_empty_distance_and_a_file_without_a_function_are_one_sentence():
         parse_neighbors("all:")
     with pytest.raises(PrivetError, match=r"is a file; name the function in it as x\.py:NAME"):
         load_target("x.py", epsilon=1.0)
+
+
+def test_empty_outputs_are_refused_by_search_as_by_detect():
+    from privet.core.errors import InputError
+
+    box = privet.from_vectorized(lambda a, n: np.zeros((n, 0)), epsilon=1.0,
+                                 domain=privet.Domain(length=2, low=0, high=3))
+    with pytest.raises(InputError, match="returns empty outputs"):
+        privet.search(box, seed=1, n_cap=4096, n_select=1 << 14, n_confirm=1 << 16,
+                      iterations=1, progress=False)

@@ -284,6 +284,9 @@ def _widths(mech: Mechanism, o1: np.ndarray, o2: np.ndarray, x, x2) -> None:
     w1, w2 = rows_of(o1).shape[1], rows_of(o2).shape[1]
     if w1 != w2:
         raise shape_error(mech.name, w1, w2)
+    if w1 == 0:  # as detect says it: an event "ω ∉ {}" read "no violation found"
+        raise InputError(f"mechanism {mech.name!r} returns empty outputs: no event can be "
+                         "built from them.")
 
 
 def _screen_objective(objective: Objective, scores: list[tuple[str, Score]],
