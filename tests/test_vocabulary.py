@@ -63,3 +63,12 @@ def test_epsilon_is_the_test_epsilon_and_claimed_overrides_the_claim_everywhere(
             assert "claimed ε instead of its own" in flags["--claimed"].help, name
     for name in ("detect", "search", "sample"):
         assert "--claimed" in {o for a in sub.choices[name]._actions for o in a.option_strings}
+
+
+def test_a_confidence_is_never_rounded_up_to_certainty():
+    """--confidence 0.9999999 was shown as "confidence 1" and "(100% confidence)"."""
+    from privet.core.results import say_certified
+    from privet.core.text import pct
+
+    assert pct(0.9) == "90%" and pct(0.95) == "95%" and pct(0.9999999) == "99.99999%"
+    assert say_certified(1.0, 0.9999999).endswith("(99.99999% confidence)")

@@ -131,7 +131,7 @@ def sensitivity(mechanism: Any, *, length: int, aggregate: Any = None,
     verdict = res.verdict
     if bound is not None and bound.violates:
         verdict += (f"; certified: ε ≥ {bound.value:.3g} > claimed {mech.epsilon:g} "
-                    f"(confidence {confidence:g})")
+                    f"(confidence {confidence:.10g})")
     elif det.counterexample is not None:
         verdict += f"; detect: {det.verdict}"
     else:

@@ -33,7 +33,7 @@ from .core.results import (
     say_found,
 )
 from .core.seeds import SeedLike, as_seed
-from .core.text import fmt_num, fmt_p, fmt_value, fmt_vec
+from .core.text import fmt_num, fmt_p, fmt_value, fmt_vec, pct
 from .execution import get_executor
 from .execution.progress import progress_bar
 from .stats.multiplicity import holm, holm_threshold
@@ -172,7 +172,7 @@ def run_search(mech: Mechanism, opt: Options) -> SuiteRow | None:
     bound = getattr(res, "bound", res)
     violates = bool(mech.epsilon is not None and bound.value > mech.epsilon)
     verdict = say_certified(bound.value, bound.confidence) if violates else \
-        f"no violation found ({bound.confidence:.0%} confidence)"
+        f"no violation found ({pct(bound.confidence)} confidence)"
     # a bound confirmed by enumeration is exact (no p-value); a sampled one carries the
     # p-value of H0: epsilon <= claimed from its fresh confirmation sample
     p = None if bound.exact or bound.witness is None else bound.witness.p_value
@@ -358,7 +358,7 @@ def summarize(mechanism: str, rows: Sequence[SuiteRow], complete: bool = True) -
             else "no"
         p = (by["search"].details or {}).get("p_value")
         if state == "yes":
-            how = "exact" if bd.exact else f"{bd.confidence:.0%} confidence" + \
+            how = "exact" if bd.exact else f"{pct(bd.confidence)} confidence" + \
                 (f", {fmt_p(p)}" if p is not None else "")
             violations.append((f"violation certified: ε ≥ {fmt_num(bd.value)} ({how}) on "
                                f"inputs of length {len(w.d1) if w else '?'}", seen))

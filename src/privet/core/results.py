@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .claims import as_claimed, exp_below
-from .text import fmt_apart, fmt_num, fmt_p, fmt_pvalue, fmt_value, fmt_vec, plain
+from .text import fmt_apart, fmt_num, fmt_p, fmt_pvalue, fmt_value, fmt_vec, pct, plain
 
 _TYPES: dict[str, type] = {}
 
@@ -338,7 +338,7 @@ def say_found(p: float) -> str:
 
 
 def say_certified(value: float, confidence: float) -> str:
-    return f"violation certified: ε ≥ {fmt_num(value)} ({confidence:.0%} confidence)"
+    return f"violation certified: ε ≥ {fmt_num(value)} ({pct(confidence)} confidence)"
 
 
 def say_exact_violation(epsilon: float, claimed: float) -> str:
@@ -497,7 +497,7 @@ class Bound:
         which may add why a bound looks unbounded) or one built from the fields."""
         if self.details.get("verdict"):
             return str(self.details["verdict"])
-        how = "exact" if self.exact else f"{self.confidence:.0%} confidence"
+        how = "exact" if self.exact else f"{pct(self.confidence)} confidence"
         bound = f"ε ≥ {fmt_num(self.value)} ({how})"
         if self.compared_with is None:
             return bound

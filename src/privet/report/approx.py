@@ -18,7 +18,7 @@ def _eps(v: float) -> str:
 
 def render_certified(r: CertifiedProfile) -> Group:
     """Summary (δ at ε, ε at δ, verdict, witness) and the certified curve against the claim."""
-    how = "exactly" if r.confidence == 1.0 else f"confidence {r.confidence:g}"
+    how = "exactly" if r.confidence == 1.0 else f"confidence {r.confidence:.10g}"
     rows = [["mechanism", r.mechanism], ["claim", r.claim or "—"],
             ["certified δ", f"δ({fmt_num(r.epsilon)}) ≥ {fmt_num(r.delta_lower, 3)} ({how}); "
                             f"claimed {fmt_num(r.details.get('claimed_delta'), 3)}"],
@@ -73,7 +73,7 @@ def plot_profile(r: CertifiedProfile, path: str | None = None) -> Any:
 
     fig, ax = plt.subplots(figsize=(6, 3.6))
     d = list(r.curve_delta)
-    ax.plot(d, r.curve_epsilon, marker="o", ms=3, label=f"certified ε_L(δ) ({r.confidence:g})")
+    ax.plot(d, r.curve_epsilon, marker="o", ms=3, label=f"certified ε_L(δ) ({r.confidence:.10g})")
     claimed = [c if math.isfinite(c) else float("nan") for c in r.claimed_curve]
     ax.plot(d, claimed, ls="--", color="black", label=f"claimed ({r.claim})")
     if r.known_curve:
@@ -101,7 +101,7 @@ def html_certified(r: CertifiedProfile) -> str:
     rows = [("claim", esc(r.claim or "—")), ("verdict", badge(r.verdict)),
             ("certified δ", esc(f"δ({fmt_num(r.epsilon)}) ≥ {fmt_num(r.delta_lower, 3)}")),
             ("certified ε", esc(f"ε({fmt_num(r.delta, 3)}) ≥ {fmt_num(r.epsilon_lower)}")),
-            ("confidence", esc(f"{r.confidence:g}")), ("method", esc(r.method))]
+            ("confidence", esc(f"{r.confidence:.10g}")), ("method", esc(r.method))]
     if r.witness is not None:
         rows += [("D1", esc(fmt_vec(r.witness.d1))), ("D2", esc(fmt_vec(r.witness.d2))),
                  ("event E", esc(r.witness.event))]

@@ -47,7 +47,7 @@ def render_porosity(r: PorosityResult) -> Group:
                      f"{d['undecided']:,} undecided"])
     if r.delta_lower is not None and r.unreachable:
         rows.append(["δ lower bound", f"δ ≥ {r.delta_lower:.4g} for every ε (confidence "
-                                      f"{r.confidence:g}): P[output unreachable from the "
+                                      f"{r.confidence:.10g}): P[output unreachable from the "
                                       "other input]"])
     if r.assumptions:
         rows.append(["rests on", r.assumptions])
@@ -72,7 +72,7 @@ def render_porosity(r: PorosityResult) -> Group:
                           f"{cx.n[0]:,} each, {fmt_p(cx.p_value)}"))
     if r.bound is not None:
         parts.append(Text(f"search.confirm: ε ≥ {fmt_num(r.bound.value)} with confidence "
-                          f"{r.bound.confidence:g}" + (" (grows with the sample: the event "
+                          f"{r.bound.confidence:.10g}" + (" (grows with the sample: the event "
                                                        "never occurs under D1)"
                                                        if r.bound.details.get("unbounded")
                                                        else "")))
@@ -100,7 +100,7 @@ def render_sensitivity(r: SensitivityResult) -> Group:
             f", event {r.detect.counterexample.event}" if r.detect.counterexample else "")))
     if r.bound is not None:
         parts.append(Text(f"search.confirm: ε ≥ {fmt_num(r.bound.value)} with confidence "
-                          f"{r.bound.confidence:g} (claimed {fmt_num(r.claimed_epsilon)})"))
+                          f"{r.bound.confidence:.10g} (claimed {fmt_num(r.claimed_epsilon)})"))
     return Group(*parts)
 
 
@@ -120,7 +120,7 @@ def html_porosity(r: PorosityResult) -> str:
                                     "undecided"))]
     if r.delta_lower is not None and r.unreachable:
         rows.append(("δ lower bound", esc(f"δ ≥ {r.delta_lower:.4g} for every ε (confidence "
-                                          f"{r.confidence:g})")))
+                                          f"{r.confidence:.10g})")))
     rows.append(("rests on", esc(r.assumptions)))
     out = [f"<h3>porosity: {esc(r.mechanism)}</h3>", f"<p>{badge(r.verdict)}</p>",
            kv_table(rows)]

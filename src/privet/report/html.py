@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.results import VERDICTS, interrupted, to_json, verdict_tone
-from ..core.text import fmt_num, fmt_pvalue, fmt_value, fmt_vec
+from ..core.text import fmt_num, fmt_pvalue, fmt_value, fmt_vec, pct
 
 MAX_ROWS = 50
 MAX_DETAILS_CHARS = 20_000
@@ -429,7 +429,7 @@ def render_counterexample(cx: Any, title: str = "counterexample") -> str:
     if cx.p_value is not None:
         rows.append(("p-value", _p(cx.p_value)))
     if cx.epsilon_witnessed is not None:
-        how = "exact" if cx.exact else (f"confidence {cx.confidence:.0%}"
+        how = "exact" if cx.exact else (f"confidence {pct(cx.confidence)}"
                                         if cx.confidence is not None else "")
         rows.append(("ε witnessed", f"{_num(cx.epsilon_witnessed)} ({esc(how)})"))
     pattern = (cx.details or {}).get("pattern")
@@ -548,7 +548,7 @@ def render_bound(b: Any) -> str:
     out = [f"<h3>lower bound on ε: {esc(b.mechanism)}</h3>", f"<p>{badge(verdict, cls)}</p>",
            kv_table([
                ("ε ≥", _num(b.value)),
-               ("confidence", "exact" if b.exact else esc(f"{b.confidence:g}")),
+               ("confidence", "exact" if b.exact else esc(f"{b.confidence:.10g}")),
                ("method", esc(b.method)), ("claimed ε", _num(b.claimed_epsilon)),
                ("known ε", _num(known)), ("seed", _seed(b.seed)),
                ("seconds", _num(b.seconds, 3)),
@@ -764,7 +764,7 @@ def render_suite_lines(lines: Sequence[Any]) -> str:
     rows = []
     for ln in lines:
         bound = "—" if ln.lower_bound is None else (
-            f"{_num(ln.lower_bound, 3)}" + (f" ({ln.confidence:.0%})"
+            f"{_num(ln.lower_bound, 3)}" + (f" ({pct(ln.confidence)})"
                                             if ln.confidence is not None else ""))
         # the whole claim, as the terminal shows it: (ε, δ) and ρ claims lost their δ or
         # everything ("0.5" for (0.5, 0.001), "—" for ρ)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.mechanism import Mechanism
+from ..core.text import pct
 from . import Col, Fit, fmt_claim, fmt_num, fmt_p, fmt_vec, table, verdict_text
 
 
@@ -161,7 +162,7 @@ def suite_table(result: Any) -> Fit:
     body = []
     for ln in result.lines:
         bound = "—" if ln.lower_bound is None else \
-            f"{fmt_num(ln.lower_bound, 3)} ({ln.confidence:.0%})"
+            f"{fmt_num(ln.lower_bound, 3)} ({pct(ln.confidence)})"
         body.append([ln.mechanism, fmt_claim(ln.claim, fmt_num(ln.claimed_epsilon, 3)),
                      fmt_num(ln.true_epsilon, 3),
                      verdict_text(ln.verdict), ln.counterexample or "—", bound,

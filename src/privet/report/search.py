@@ -42,7 +42,7 @@ def summary_table(b: Bound) -> Fit:
         ["certified bound", "— (interrupted before anything was certified)"
          if b.details.get("interrupted") and b.witness is None else
          f"ε ≥ {fmt_num(b.value)}" + (" (exact)" if b.exact else
-                                      f" with confidence {b.confidence:g}")],
+                                      f" with confidence {b.confidence:.10g}")],
         ["verdict", verdict_text(b.describe())],
         ["search", f"{b.details.get('optimizer', b.method)}, {_iterations(b.details)}"],
     ]

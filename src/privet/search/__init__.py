@@ -48,7 +48,7 @@ from ..core.noise import Sampler
 from ..core.randomness import check_noise_only
 from ..core.results import Bound, CertifiedProfile, Counterexample
 from ..core.seeds import SeedLike, as_seed, seed_sequence
-from ..core.text import fmt_apart, fmt_num
+from ..core.text import fmt_apart, fmt_num, pct
 from ..execution import (
     Borrowed,
     InProcess,
@@ -982,7 +982,7 @@ def _verdict(value: float, conf: dict, claimed: float | None, confidence: float,
              test: bool = False) -> str:
     """The verdict in the words of the table in :mod:`privet.core.results`, then the bound;
     ``claimed`` is the ε compared with (the test ε when ``test``)."""
-    how = "exact" if conf["exact"] else f"{confidence:.0%} confidence"
+    how = "exact" if conf["exact"] else f"{pct(confidence)} confidence"
     if math.isinf(value):
         bound = f"ε = ∞ ({how}: the event is impossible under D2)"
     elif conf.get("unbounded"):

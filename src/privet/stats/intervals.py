@@ -119,7 +119,7 @@ class EpsInterval:
         return self.method != "hoeffding"
 
     def describe(self) -> str:
-        level = f"{self.confidence:.0%}"
+        level = f"{float(self.confidence) * 100:.10g}%"  # 0.9999999 is not 100%
         name = {"clt": "CLT", "mclt": "M-CLT"}.get(self.method, self.method)
         label = (f"approximate {level} interval ({name}, a normal approximation: coverage "
                  "not guaranteed)" if self.approximate
