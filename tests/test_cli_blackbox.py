@@ -31,11 +31,15 @@ USER = textwrap.dedent('''
 ''')
 
 
+def _module(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
 @pytest.fixture()
 def user_file(tmp_path):
-    path = tmp_path / "impls.py"
-    path.write_text(USER)
-    return str(path)
+    return _module(tmp_path, "impls.py", USER)
 
 
 def test_flag_parsers_read_their_forms_and_name_the_flag_on_errors():
@@ -255,9 +259,7 @@ HOSTILE = textwrap.dedent('''
 
 @pytest.fixture()
 def hostile_file(tmp_path):
-    path = tmp_path / "hostile.py"
-    path.write_text(HOSTILE)
-    return str(path)
+    return _module(tmp_path, "hostile.py", HOSTILE)
 
 
 def test_every_call_gets_its_own_copy_of_the_input(hostile_file):
