@@ -312,3 +312,11 @@ def test_empty_outputs_are_refused_by_search_as_by_detect():
     with pytest.raises(InputError, match="returns empty outputs"):
         privet.search(box, seed=1, n_cap=4096, n_select=1 << 14, n_confirm=1 << 16,
                       iterations=1, progress=False)
+
+
+def test_an_integer_domain_with_fractional_ends_names_the_whole_one():
+    with pytest.raises(PrivetError, match=r"give whole ends \(int:2:3\) or float:1.5:3"):
+        parse_domain("int:1.5:3")
+    with pytest.raises(PrivetError, match="not a number"):
+        parse_domain("float:nan:1")
+    assert parse_domain("int:0:inf")["high"] == float("inf")

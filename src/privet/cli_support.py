@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from .core.errors import InputError, PrivetError
@@ -296,9 +297,22 @@ def parse_domain(text: str) -> dict:
     except (ValueError, KeyError):
         raise PrivetError(f"--domain {text!r} is not a domain; use int:LOW:HIGH or "
                           "float:LOW:HIGH (e.g. int:0:10, float:-10:10).") from None
-    if not low <= high or low != low or high != high:
+    if low != low or high != high:
+        raise PrivetError(f"--domain {text!r} has an end that is not a number; give "
+                          "numbers (or inf).")
+    if not low <= high:
         raise PrivetError(f"--domain {text!r} needs LOW <= HIGH.")
+    if integer and any(math.isfinite(v) and v != int(v) for v in (low, high)) \
+            and _whole(low, math.ceil) <= _whole(high, math.floor):  # else: no integer
+        inner = f"int:{_whole(low, math.ceil):g}:{_whole(high, math.floor):g}"
+        raise PrivetError(f"--domain {text!r} is a domain of integers with an end that is "
+                          f"not one; give whole ends ({inner}) or float:{lo}:{hi}.")
     return {"integer": integer, "low": low, "high": high}
+
+
+def _whole(v: float, rounding) -> float:
+    """``v`` rounded to an integer (``math.ceil`` or ``math.floor``); infinities stay."""
+    return float(rounding(v)) if math.isfinite(v) else v
 
 
 def parse_length(text: str) -> int:
