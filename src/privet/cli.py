@@ -101,10 +101,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     p.add_argument("--claimed", type=flags.claim, default=None, metavar="E[,D]",
                    help="run the mechanism with this claimed ε instead of its own (0.5, "
                         "ln(3), ...), or with an (ε, δ) claim E,D (1,1e-5)")
-    p.add_argument("--calling", choices=flags.CALLINGS, default=None,
-                   help="how to call a plain function: vectorized m(a, n_samples), statdp "
-                        "f(prng, queries, epsilon) or blackbox f(a); default: read off its "
-                        "signature")
+    flags.add_calling_option(p)
     p.add_argument("--arg", action="append", metavar="NAME=VALUE",
                    help="non-private argument (repeatable)")
     p.add_argument("--exact", action="store_true",

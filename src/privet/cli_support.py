@@ -302,9 +302,9 @@ def parse_domain(text: str) -> dict:
                           "numbers (or inf).")
     if not low <= high:
         raise PrivetError(f"--domain {text!r} needs LOW <= HIGH.")
-    if integer and any(math.isfinite(v) and v != int(v) for v in (low, high)) \
-            and _whole(low, math.ceil) <= _whole(high, math.floor):  # else: no integer
-        inner = f"int:{_whole(low, math.ceil):g}:{_whole(high, math.floor):g}"
+    first, last = _whole(low, math.ceil), _whole(high, math.floor)
+    if integer and (first, last) != (low, high) and first <= last:  # else: no integer
+        inner = f"int:{first:g}:{last:g}"
         raise PrivetError(f"--domain {text!r} is a domain of integers with an end that is "
                           f"not one; give whole ends ({inner}) or float:{lo}:{hi}.")
     return {"integer": integer, "low": low, "high": high}
@@ -330,12 +330,17 @@ def parse_length(text: str) -> int:
 MAX_LENGTH = 100_000  # entries of an input on the command line (10^8 filled 24 GiB)
 
 
-def add_target_options(p: argparse.ArgumentParser) -> None:
-    """The flags that say how to run a target that is not a privet mechanism."""
+def add_calling_option(p: argparse.ArgumentParser) -> None:
+    """``--calling``: how to call a plain function (sample, detect, search)."""
     p.add_argument("--calling", choices=CALLINGS, default=None,
                    help="how to call a plain function: vectorized m(a, n_samples), statdp "
                         "f(prng, queries, epsilon) or blackbox f(a); default: read off its "
                         "signature")
+
+
+def add_target_options(p: argparse.ArgumentParser) -> None:
+    """The flags that say how to run a target that is not a privet mechanism."""
+    add_calling_option(p)
     p.add_argument("--neighbors", default=None, metavar="REL",
                    help="the neighbor relation: all:D (every entry changes by at most D), "
                         "one:D, add-remove or replace-one (default all:1)")

@@ -141,11 +141,11 @@ def plain(v: Any) -> Any:
     return v
 
 
-__all__ = ["P_FLOOR", "fmt_apart", "fmt_num", "fmt_p", "fmt_pvalue", "fmt_value", "fmt_vec",
-           "plain", "runs"]
-
-
 def pct(confidence: float) -> str:
     """A confidence as a percentage with the digits it has: ``90%``, ``99.99999%`` (never
     rounded up to 100%)."""
     return f"{float(confidence) * 100:.10g}%"
+
+
+__all__ = ["P_FLOOR", "fmt_apart", "fmt_num", "fmt_p", "fmt_pvalue", "fmt_value", "fmt_vec",
+           "pct", "plain", "runs"]

@@ -249,7 +249,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
         verdict = f"inconclusive: interrupted ({fmt_p(p)} so far)"
     if rejected != decided:
         verdict = f"inconclusive: {fmt_p(p)}, but a smaller test ε was not rejected"
-    elif rejected and _float_event(chosen):
+    elif rejected and chosen is not None and reads_float_bits(chosen.event_spec):
         verdict += f"; {FLOAT_NOTE}"
     result = DetectResult(
         mechanism=mech.name, claimed_epsilon=mech.epsilon, test_epsilon=eps,
@@ -384,8 +384,3 @@ test_event.__test__ = False  # a library function, not a pytest test
 
 
 __all__ = ["NoEventError", "Trace", "detect", "pvalue_curve", "select_event", "test_event"]
-
-
-def _float_event(cx: Any) -> bool:
-    """Whether a counterexample's event reads the outputs' doubles (a float-exact view)."""
-    return cx is not None and reads_float_bits(getattr(cx, "event_spec", None))
