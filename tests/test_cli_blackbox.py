@@ -320,3 +320,42 @@ def test_an_integer_domain_with_fractional_ends_names_the_whole_one():
     with pytest.raises(PrivetError, match="not a number"):
         parse_domain("float:nan:1")
     assert parse_domain("int:0:inf")["high"] == float("inf")
+
+
+CHATTY = textwrap.dedent('''
+    import numpy as np
+
+    def vec(a, n_samples):
+        print("debug: a =", a)
+        return np.sum(a) + np.random.laplace(scale=2.0, size=n_samples)
+''')
+
+
+def test_json_stays_parseable_when_the_mechanism_prints(tmp_path, capsys):
+    path = _module(tmp_path, "chatty.py", CHATTY)
+    code = main(["sample", f"{path}:vec", "--input", "[1, 2]", "-n", "1000", "--json",
+                 "--seed", "0"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    data = __import__("json").loads(out)  # the mechanism's prints did not land in it
+    assert data["mechanism"] and "debug: a =" not in out
+    assert "debug: a =" in err  # they went to stderr instead
+    # without --json nothing is moved: the table and the prints share stdout as before
+    main(["sample", f"{path}:vec", "--input", "[1, 2]", "-n", "1000", "--seed", "0"])
+    assert "debug: a =" in capsys.readouterr().out
+
+
+def test_json_stays_parseable_when_worker_processes_write_to_descriptor_1(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    path = _module(tmp_path, "raw.py", CHATTY.replace(
+        'print("debug: a =", a)', '__import__("os").write(1, b"raw write\\n")'))
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys; from privet.cli import main; sys.exit(main())",
+         "sample", f"{path}:vec", "--input", "[1, 2]", "-n", "1000", "--json", "--seed", "0",
+         "--executor", "processes"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["mechanism"]
+    assert "raw write" in run.stderr and "raw write" not in run.stdout

@@ -168,7 +168,7 @@ def _version() -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from . import mechanisms
-    from .report import console
+    from .report import console, results
     from .report.library import library_table
 
     mechs = mechanisms.by_paper(args.paper) if args.paper else mechanisms.all()
@@ -176,7 +176,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     if getattr(args, "all", False):
         mechs, more = {**mechs, **more}, {}
     if args.json:
-        print(json.dumps({k: m.to_dict() for k, m in mechs.items()}, indent=2, default=str))
+        print(json.dumps({k: m.to_dict() for k, m in mechs.items()}, indent=2, default=str),
+              file=results())
     else:
         console().print(library_table(mechs))
         if more:  # every name works as a target: say where the others are
@@ -190,7 +191,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_sample(args: argparse.Namespace) -> int:
     from .cli_support import load_target
     from .core.results import to_jsonable
-    from .report import console, emit
+    from .report import console, emit, results
     from .report.library import exact_distribution_table, sample_summary, sample_table
 
     mech = load_target(args.target, epsilon=args.claimed, calling=args.calling)
@@ -204,7 +205,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         data = {**head, "grid_size": dist.grid_size, "distribution": [
             {"output": to_jsonable(k), "probability": str(v)} for k, v in rows]}
         if args.json:
-            print(json.dumps(data, indent=2))
+            print(json.dumps(data, indent=2), file=results())
         else:
             console().print(exact_distribution_table(data))
         return 0
@@ -222,7 +223,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    from .report import console, show_progress
+    from .report import console, results, show_progress
     from .report.library import suite_rows_table, suite_table
     from .suite import suite
 
@@ -234,7 +235,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
     if args.json:
         from .core.results import to_json
 
-        print(to_json(result))
+        print(to_json(result), file=results())
     else:
         console().print(suite_table(result))
         if args.per_engine:
@@ -252,7 +253,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .core.errors import InputError
     from .core.results import from_jsonable, is_result, to_json, to_jsonable
     from .core.safe import MAX_RESULT_BYTES, decode_text, load_json, read_text
-    from .report import console, render_saved
+    from .report import console, render_saved, results
 
     shown = "standard input" if args.file == "-" else repr(args.file)
     if args.file == "-":
@@ -273,7 +274,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                           "privet sample); save one with --json.")
     if args.json:
         print(to_json(result) if not isinstance(result, dict) else
-              json.dumps(to_jsonable(result), indent=2, ensure_ascii=False))
+              json.dumps(to_jsonable(result), indent=2, ensure_ascii=False), file=results())
     elif args.html:
         from .report.html import write_html
 
@@ -316,11 +317,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
+    from .report import results_only
+
     try:
-        if args.command in COMMANDS:
-            code = COMMANDS[args.command](args)
-        else:
-            code = int(runners[args.command](args) or 0)
+        # under --json stdout carries the result alone (a mechanism's prints go to stderr)
+        with results_only(bool(getattr(args, "json", False))):
+            if args.command in COMMANDS:
+                code = COMMANDS[args.command](args)
+            else:
+                code = int(runners[args.command](args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe fails here, not at exit
     except PrivetError as err:
         return _fail(err.for_cli())

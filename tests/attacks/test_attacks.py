@@ -10,7 +10,7 @@ import pytest
 
 import privet
 from privet.attacks import Threshold, certify, draw_pair, sampling
-from privet.attacks.features import fit_features
+from privet.attacks.features import RANK_ROWS, fit_features, informative_entries
 from privet.attacks.scores import Linear, Stat, Table, score_from_spec
 from privet.attacks.threshold import best_threshold, counts_at, threshold_at_rate
 from privet.attacks.train import fit_linear, fit_table
@@ -38,6 +38,29 @@ def test_features_one_hot_small_columns_and_flag_point_masses():
     assert np.all(x[:100, 0] == 0.0)  # a flag reads as the median, not as -1000
     assert f.names()[0] == "ω[0]" and "[ω[1] = ABORTED]" in f.names()
     assert type(f).from_spec(f.spec()) == f
+
+
+def test_wide_outputs_get_features_on_the_entries_that_separate_the_samples():
+    from scipy.stats import ks_2samp
+
+    rng = np.random.default_rng(1)
+    a, b = rng.laplace(size=(3000, 100)), rng.laplace(size=(3000, 100))
+    b[:, 17] += 1.0                                          # a shifted count
+    b[:, 71] = np.where(rng.random(3000) < 0.2, np.inf, b[:, 71])  # a sentinel's rate
+    a[:, 40] = np.round(a[:, 40])                            # ties, shifted by one step
+    b[:, 40] = np.round(b[:, 40]) + 1.0
+    keep = informative_entries(a, b, keep=10)
+    assert {17, 40, 71} <= set(keep.tolist()) and 17 in keep[:3]  # the most separating first
+    # the ranking is the two-sample Kolmogorov-Smirnov distance on the rows ranked, ties
+    # and infinities included: by scipy's statistic, no entry left out is above one kept
+    m = RANK_ROWS
+    ks = np.array([ks_2samp(a[:m, j], b[:m, j]).statistic for j in range(100)])
+    out = np.setdiff1d(np.arange(100), keep)
+    assert ks[keep].min() >= ks[out].max()
+    assert informative_entries(a[:, :64], b[:, :64]) is None  # narrow: every entry
+    f = fit_features(np.vstack([a, b]), entries=keep)
+    assert {j for j, _, _ in f.numeric} | {j for j, _ in f.indicators} <= set(keep.tolist())
+    assert f.width == 100 and f.transform(a).shape == (3000, f.size)
 
 
 def test_table_scores_every_listed_row_and_defaults_the_rest():
@@ -388,3 +411,19 @@ def test_pairs_of_inputs_longer_than_255_entries_have_keys():
     a, b = np.zeros(300), np.ones(300)
     pairs = unique([(a, b, "one"), (b, a, "two"), (a, np.ones(299), "three")])
     assert [p[2] for p in pairs] == ["one", "three"]
+
+
+def test_a_float_view_of_chosen_entries_codes_them_alone_and_names_them():
+    from privet.attacks.features import BitView
+    from privet.core.errors import MechanismError
+
+    rows = np.random.default_rng(0).laplace(size=(50, 200))
+    view = BitView("low_bits", entries=(7, 150))
+    c = view.codes(rows)
+    assert c.shape == (50, 2)
+    assert np.array_equal(c, BitView("low_bits").codes(rows)[:, [7, 150]])
+    assert view.rename("ω[1] ≥ 3") == "low4(ω[150]) ≥ 3"
+    assert BitView.from_spec(view.spec()) == view
+    assert BitView.from_spec(BitView("granularity").spec()).entries == ()
+    with pytest.raises(MechanismError):
+        view.codes(rows[:, :100])

@@ -242,7 +242,8 @@ def test_dpfinder_iterations_keep_to_their_share_of_a_given_time_budget():
 def test_one_pool_serves_the_witness_search_the_probe_and_the_certificate(monkeypatch):
     """An executor given by name is made once for the whole black-box search: a probe on a
     pool of its own timed the pool's start and came out low. The probe draws whole rounds
-    of chunks over the pool's workers."""
+    of chunks over the pool's workers, starting at most from a quarter of the least fresh
+    sample (less when the race's pace says that takes more than a second)."""
     import privet.execution as ex
     from privet.search import blackbox
 
@@ -267,7 +268,8 @@ def test_one_pool_serves_the_witness_search_the_probe_and_the_certificate(monkey
                       n_select=1 << 15, iterations=1, finalists=2)
     assert len(made) == 1 and b.value > 0
     chunk = ex.chunk_for(mech, ex.DEFAULT_CHUNK)
-    assert probed[0] % (3 * chunk) == 0 and probed[0] >= blackbox.FAST["n_confirm_min"] // 4
+    quarter = ex.whole_rounds(blackbox.FAST["n_confirm_min"] // 4, chunk, made[0])
+    assert probed[0] % (3 * chunk) == 0 and 3 * chunk <= probed[0] <= quarter
 
 
 def test_a_timed_white_box_gets_the_black_box_witness_search(monkeypatch):
@@ -416,3 +418,51 @@ def test_replace_one_candidates_move_a_record_across_a_bounded_domain():
     b = privet.search(box, seed=1, float_features="off", **SMALL)
     assert b.violates and 5 < b.value <= 10.5
     assert sorted(np.abs(np.subtract(b.witness.d1, b.witness.d2)))[-1] == 10
+
+
+def _wide_histogram(a, n_samples, rng=None):
+    """A histogram of 300 counts, each with Lap(1) noise: 1-DP under one_differs(1)."""
+    rng = rng or np.random.default_rng()
+    a = np.asarray(a, float)
+    return a[None, :] + rng.laplace(0.0, 1.0, (n_samples, a.size))
+
+
+def test_wide_outputs_fit_on_their_separating_entries_and_certify():
+    """A 300-entry histogram (true epsilon 1) claimed 0.25-DP: the classifiers are fitted
+    on the 32 entries whose values separate the two samples most, which include the one
+    count that differs, so a one-sided event on it certifies above the claim (its ratio is
+    e^1 far in the tail; at thousands of fresh pairs the margin is well below 0.75)."""
+    box = privet.from_vectorized(_wide_histogram, epsilon=0.25,
+                                 neighbors=privet.neighbors.one_differs(1),
+                                 domain=privet.Domain(length=300, low=0, high=10,
+                                                      integer=True))
+    b = privet.search(box, seed=2, seconds=8.0, float_features="off", progress=False)
+    assert b.violates and 0.25 < b.value <= 1.0
+    j = int(np.flatnonzero(np.asarray(b.witness.d1) != np.asarray(b.witness.d2))[0])
+    assert f"ω[{j}]" in b.witness.event  # the event reads the entry the inputs differ in
+
+
+def test_wide_samples_are_cut_to_their_memory_and_least_rows():
+    """Screening and fitting samples of outputs 10,000 entries wide hold 256 MiB of each
+    input (3,355 rows), not 2^15 rows (2.6 GB, with copies past 24 GiB); narrow outputs keep
+    their sizes."""
+    from privet.attacks.witness import LEAST_ROWS, SAMPLE_BYTES, Budget, _within_memory
+
+    budget = Budget(n_train=1 << 15, n_fit=1 << 18)
+    cut = _within_memory(budget, 10_000)
+    assert cut.n_train == cut.n_fit == SAMPLE_BYTES // 80_000 == 3355
+    assert _within_memory(budget, 20) == budget and _within_memory(budget, None) == budget
+    assert _within_memory(budget, 10**8).n_train == LEAST_ROWS
+
+
+def test_a_probed_vectorized_box_too_slow_for_the_least_size_gets_five_seconds():
+    """The least fresh sample of a vectorized box (2^22 pairs) holds unless the certificate's
+    own probe says it takes more than five seconds (a wide histogram drew it in minutes);
+    the race's pace, which comes out low, never shrinks it."""
+    from privet.search.blackbox import shortest
+
+    box = privet.from_vectorized(_wide_histogram, epsilon=1.0,
+                                 domain=privet.Domain(length=300, low=0, high=10))
+    assert shortest(box, 1e4) == 1 << 22  # the race's pace
+    assert shortest(box, 1e4, probed=True) == 50_000
+    assert shortest(box, 1e7, probed=True) == 1 << 22

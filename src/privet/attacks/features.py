@@ -37,6 +37,7 @@ get none: their table model sees every value already); ``trailing_zeros`` is use
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -45,9 +46,10 @@ import numpy as np
 from ..core import bits
 from ..core.errors import MechanismError, ParameterError
 
-__all__ = ["BIT_FEATURES", "DEFAULT_BIT_FEATURES", "Batch", "BitView", "FeatureMap",
-           "bit_views", "check_bit_features", "columns_of", "fit_features",
-           "fractional_doubles", "input_lattice", "raw", "rows_of", "shape_error"]
+__all__ = ["BIT_FEATURES", "DEFAULT_BIT_FEATURES", "VIEW_ENTRIES", "Batch", "BitView",
+           "FeatureMap", "bit_views", "check_bit_features", "columns_of", "fit_features",
+           "fractional_doubles", "informative_entries", "input_lattice", "raw", "rows_of",
+           "shape_error"]
 
 MAX_CATEGORIES = 12   # a column with at most this many distinct values is categorical
 POINT_MASS = 0.01     # a numeric value holding this share of a column is a flag
@@ -208,12 +210,14 @@ def _unplain(v) -> float:
     return {"inf": np.inf, "-inf": -np.inf}.get(v, v) if isinstance(v, str) else float(v)
 
 
-def fit_features(outputs, max_categories: int = MAX_CATEGORIES, mass: float = POINT_MASS
-                 ) -> FeatureMap:
-    """The feature map of a pooled pilot sample (see the module docstring)."""
+def fit_features(outputs, max_categories: int = MAX_CATEGORIES, mass: float = POINT_MASS,
+                 entries=None) -> FeatureMap:
+    """The feature map of a pooled pilot sample (see the module docstring); ``entries``:
+    only these entries get features (:func:`informative_entries`), all when None."""
     rows = rows_of(outputs)
     numeric, indicators = [], []
-    for j in range(rows.shape[1]):
+    for j in (range(rows.shape[1]) if entries is None else entries):
+        j = int(j)
         col = rows[:, j]
         values, counts = np.unique(col, return_counts=True)
         if len(values) <= max_categories:
@@ -235,6 +239,46 @@ def fit_features(outputs, max_categories: int = MAX_CATEGORIES, mass: float = PO
     return FeatureMap(rows.shape[1], tuple(numeric), tuple(indicators))
 
 
+WIDE_ENTRIES = 64     # outputs wider than this get features on their most separating entries
+TOP_ENTRIES = 32      # ... this many of them
+VIEW_ENTRIES = 8      # ... and their float-exact codes on this many (a dozen indicators each)
+RANK_ROWS = 1024      # rows of each sample that rank the entries, at most
+RANK_ELEMENTS = 1 << 21  # ... and at most this many entries of each sample in all
+RANK_LEAST = 256      # ... but at least this many rows
+
+
+def informative_entries(r1, r0, wide: int = WIDE_ENTRIES, keep: int = TOP_ENTRIES
+                        ) -> np.ndarray | None:
+    """For outputs wider than ``wide`` entries, the ``keep`` entries whose values differ
+    most between the two samples (``r1``: outputs of x, ``r0``: of x'), by the two-sample
+    Kolmogorov-Smirnov distance of each entry on up to :data:`RANK_ROWS` rows of each
+    (sentinels, the infinities, sort to the ends and count like any value; fewer rows when
+    the outputs are very wide: :data:`RANK_ELEMENTS`), the most separating first;
+    None for narrower outputs (every entry gets features). A classifier on a thousand
+    entries -- each a numeric feature, or a dozen one-hot indicators on a float-exact view
+    -- cost minutes and gigabytes per fit; the entries a change of input moves are the ones
+    it separates, and the statistics (sum, entries above their medians) still read them
+    all."""
+    a, b = rows_of(r1), rows_of(r0)
+    width = a.shape[1]
+    if width <= wide:
+        return None
+    m = max(min(RANK_ROWS, RANK_ELEMENTS // width), RANK_LEAST)
+    a, b = a[:m], b[:m]
+    pooled = np.hstack([a.T, b.T])  # one contiguous row per entry
+    order = np.argsort(pooled, axis=1, kind="stable")
+    sorted_vals = np.take_along_axis(pooled, order, axis=1)
+    # each sample's empirical CDF along the sorted pooled values; ties count once, at
+    # the last of their run (where both CDFs are read)
+    step = np.where(order < len(a), 1.0 / len(a), -1.0 / len(b))
+    gap = np.abs(np.cumsum(step, axis=1))
+    last = np.ones_like(sorted_vals, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        last[:, :-1] = sorted_vals[:, 1:] != sorted_vals[:, :-1]
+    ks = np.where(last, gap, 0.0).max(axis=1)
+    return np.argsort(-ks, kind="stable")[:keep]
+
+
 # ---------------------------------------------------------------------------------------------
 # float-exact views (module docstring)
 # ---------------------------------------------------------------------------------------------
@@ -253,12 +297,16 @@ PROBE_ROWS = 4096     # rows of each sample read to tell whether outputs are dou
 @dataclass(frozen=True)
 class BitView:
     """One float-exact view: each finite entry replaced by its integer code; sentinels and
-    NaN (privet's FALSE/ABORTED, infinities) keep their value, so flags stay flags."""
+    NaN (privet's FALSE/ABORTED, infinities) keep their value, so flags stay flags.
+    ``entries``: only these entries are coded, and the codes are theirs alone, in that
+    order (wide outputs, :func:`informative_entries`; descriptions name the outputs'
+    entries); every entry when empty."""
 
     feature: str
     k: int = LOW_BITS
     lattice: float = 1.0
     bins: int = RESIDUE_BINS
+    entries: tuple = ()
 
     def __post_init__(self):
         if self.feature not in BIT_FEATURES:
@@ -271,6 +319,11 @@ class BitView:
         if isinstance(outputs, Batch):
             return outputs.memo(self, lambda: Batch(self.codes(outputs.rows)))
         rows = rows_of(outputs)
+        if self.entries:
+            idx = np.asarray(self.entries, dtype=np.intp)
+            if rows.shape[1] <= idx.max():
+                raise shape_error("the mechanism", int(idx.max()) + 1, rows.shape[1])
+            return dataclasses.replace(self, entries=()).codes(rows[:, idx])
         finite = np.isfinite(rows)
         safe = np.where(finite, rows, 0.0)
         if self.feature == "granularity":
@@ -292,7 +345,13 @@ class BitView:
 
     def rename(self, text: str) -> str:
         """``text`` about ω read about this view: ``ω[0] > 3`` -> ``granularity(ω[0]) > 3``."""
-        out, hits = re.subn(r"ω(\[\d+\])?", lambda m: f"{self.label()}({m.group(0)})", text)
+        def coded(m: re.Match) -> str:
+            entry = m.group(0)
+            if self.entries:  # the codes' k-th entry is the outputs' entries[k]
+                entry = f"ω[{self.entries[int(m.group(1)[1:-1]) if m.group(1) else 0]}]"
+            return f"{self.label()}({entry})"
+
+        out, hits = re.subn(r"ω(\[\d+\])?", coded, text)
         out = out.replace(" outputs", " values")
         if hits:
             return out
@@ -301,12 +360,14 @@ class BitView:
 
     def spec(self) -> dict:
         return {"feature": self.feature, "k": int(self.k), "lattice": float(self.lattice),
-                "bins": int(self.bins)}
+                "bins": int(self.bins), **({"entries": [int(j) for j in self.entries]}
+                                           if self.entries else {})}
 
     @staticmethod
     def from_spec(d: dict) -> BitView:
         return BitView(str(d["feature"]), int(d.get("k", LOW_BITS)),
-                       float(d.get("lattice", 1.0)), int(d.get("bins", RESIDUE_BINS)))
+                       float(d.get("lattice", 1.0)), int(d.get("bins", RESIDUE_BINS)),
+                       tuple(int(j) for j in d.get("entries", ())))
 
 
 def fractional_doubles(*samples) -> bool:

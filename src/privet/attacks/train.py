@@ -65,6 +65,12 @@ def discrete(r1: np.ndarray, r0: np.ndarray) -> bool:
     for j in range(a.shape[1]):  # rows are at least as many as the values of any entry:
         if len(np.unique(np.r_[a[:, j], b[:, j]])) > limit:  # one continuous entry decides
             return False
+    # more distinct rows than the limit among the first ones decides too (wide outputs of
+    # few values each, such as float-exact codes, whose rows rarely repeat)
+    head = int(limit) + 1
+    if len(a) + len(b) > 2 * head and \
+            len(np.unique(row_codes(np.vstack([a[:head], b[:head]])))) > limit:
+        return False
     return distinct_rows(r1, r0) <= limit
 
 

@@ -47,6 +47,7 @@ samples and more candidates; only the fresh sample certifies, so it never biases
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -59,11 +60,22 @@ import numpy as np
 from ..core.errors import InputError, advice
 from ..core.events import Event
 from ..core.mechanism import Mechanism
-from ..execution import get_executor
+from ..execution import get_executor, output_width
 from ..execution.progress import progress_bar
 from ..execution.threads import single_threaded
 from .events import Threshold
-from .features import Batch, BitView, bit_views, fit_features, raw, rows_of, shape_error
+from .features import (
+    VIEW_ENTRIES,
+    WIDE_ENTRIES,
+    Batch,
+    BitView,
+    bit_views,
+    fit_features,
+    informative_entries,
+    raw,
+    rows_of,
+    shape_error,
+)
 from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
 from .sampling import (
     COUPLED,
@@ -210,6 +222,27 @@ def _squeeze(mech: Mechanism, cands: list, budget: Budget, args, seed, paired,
     return kept, squeezed
 
 
+SAMPLE_BYTES = 256 << 20  # one input's outputs in a screening or fitting sample, at most
+LEAST_ROWS = 1 << 9       # ... but never fewer rows than this
+
+
+def _within_memory(budget: Budget, width: int | None) -> Budget:
+    """``budget`` with its screening and fitting samples (drawn whole, then copied into
+    features and float-exact codes) cut to :data:`SAMPLE_BYTES` of float64 outputs per
+    input: a histogram of 10,000 entries filled 24 GiB with 2^15 rows of each input and
+    their copies. (The selection and the fresh sample are counted chunk by chunk. Outputs
+    wider than :data:`~privet.attacks.features.WIDE_ENTRIES` may also screen on fewer rows
+    than :data:`LEAST` when the time budget asks: as many entries as LEAST rows of that
+    width, at least :data:`LEAST_ROWS` rows.)"""
+    if not width:
+        return budget
+    rows = max(SAMPLE_BYTES // (8 * int(width)), LEAST_ROWS)
+    if rows >= budget.n_train and rows >= budget.n_fit:
+        return budget
+    return dataclasses.replace(budget, n_train=min(budget.n_train, rows),
+                               n_fit=min(budget.n_fit, rows))
+
+
 def _fits(t0: float, seconds: float | None, share: float, projected: float) -> bool:
     """Whether a round projected to take ``projected`` seconds ends within ``share`` of the
     time budget counted from ``t0`` (always, without a budget)."""
@@ -337,8 +370,15 @@ def _fit_scores(o1, o2, models: tuple | None, seed: int,
     cheap screening set of :func:`privet.attacks.train.models_for`; then, on each
     float-exact view in ``views`` whose codes are not all equal, the cheap set among
     ``models`` (the codes of one entry are categories: their table is their likelihood
-    ratio, which logistic regression on their indicators would only approximate)."""
-    out = _fit_on(o1, o2, models, seed, cheap=models is None)
+    ratio, which logistic regression on their indicators would only approximate). Outputs
+    of many entries get features on the entries that separate the raw outputs most
+    (:func:`~privet.attacks.features.informative_entries`), and their views code the
+    :data:`~privet.attacks.features.VIEW_ENTRIES` most separating ones."""
+    entries = informative_entries(rows_of(o1), rows_of(o2))
+    out = _fit_on(o1, o2, models, seed, cheap=models is None, entries=entries)
+    if entries is not None:  # the views code the most separating of them alone
+        coded = tuple(sorted(int(j) for j in entries[:VIEW_ENTRIES]))
+        views = tuple(dataclasses.replace(v, entries=coded) for v in views)
     for view in views:
         b1, b2 = view.codes(o1), view.codes(o2)  # batches of codes when o1, o2 are batches
         c1, c2 = rows_of(b1), rows_of(b2)
@@ -351,8 +391,9 @@ def _fit_scores(o1, o2, models: tuple | None, seed: int,
     return out
 
 
-def _fit_on(o1, o2, models: tuple | None, seed: int, cheap: bool) -> list[tuple[str, Score]]:
-    fmap = fit_features(np.vstack([rows_of(o1), rows_of(o2)]))
+def _fit_on(o1, o2, models: tuple | None, seed: int, cheap: bool, entries=None
+            ) -> list[tuple[str, Score]]:
+    fmap = fit_features(np.vstack([rows_of(o1), rows_of(o2)]), entries=entries)
     out = []
     for m in models_for(o1, o2, fmap, cheap=cheap):
         if models is None or m in models:
@@ -446,6 +487,8 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     cands = unique(cands)
     if cands and budget.seconds is not None and per_call(mech):
         cands, budget = _squeeze(mech, cands, budget, args, root.spawn(1)[0], paired, trace0)
+    width = output_width(mech, cands[0][0], args) if cands else None
+    budget = _within_memory(budget, width)
     if not cands:
         raise InputError(
             f"no pair of neighboring inputs of {mech.name!r} lies in its domain "
@@ -459,7 +502,8 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
     t0 = time.perf_counter()
 
     pace = _Pace(t0, budget.seconds, budget.stages * SCREEN_SHARE)
-    least = min(budget.n_train, LEAST)
+    least = min(budget.n_train, LEAST if not width or width <= WIDE_ENTRIES
+                else max(LEAST_ROWS, LEAST * WIDE_ENTRIES // int(width)))
     sized = 0       # the screening's sample, once the probe has timed it
     warming = True  # the first screened pair warms up (a process pool, imports)
     pair_bytes = 0  # the outputs of one screened pair, per pair drawn (measured)

@@ -466,17 +466,19 @@ def build_plan(schema: Schema, pilot_rows: np.ndarray, refs: np.ndarray) -> Plan
         stats = [("coord", c) for c in range(m)]
         if m > 1:
             stats += [("avg", None), ("min", None), ("max", None)]
-        seen: list[np.ndarray] = []
+        seen: dict[bytes, list[np.ndarray]] = {}
         ctx: dict = {}  # the finite mask and counts, computed once for avg, min and max
         head = min(64, pilot_rows.shape[0])
         for stat, coord in stats:
             raw = _num_values(pilot_rows, stat, coord, ctx)
             # equal statistics (e.g. avg = min = max when one entry is numeric) give the
-            # same events; a short prefix rules most pairs out before the full comparison
-            if any(np.array_equal(raw[:head], other[:head], equal_nan=True)
-                   and np.array_equal(raw, other, equal_nan=True) for other in seen):
+            # same events; a short prefix's bytes pick the few statistics worth the full
+            # comparison (comparing every pair took minutes on 10,000 entries)
+            key = np.nan_to_num(raw[:head], nan=np.inf).tobytes()
+            bucket = seen.setdefault(key, [])
+            if any(np.array_equal(raw, other, equal_nan=True) for other in bucket):
                 continue
-            seen.append(raw)
+            bucket.append(raw)
             vals = raw[np.isfinite(raw)]
             if vals.size == 0:
                 continue

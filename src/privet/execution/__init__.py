@@ -749,6 +749,12 @@ def chunk_for(mech: Mechanism, chunk: int, x: Any = None, args: Mapping | None =
     return int(min(chunk, max(MIN_CHUNK, rows - rows % 1024)))
 
 
+def output_width(mech: Mechanism, x: Any, args: Mapping | None = None) -> int | None:
+    """Entries per output row of ``mech`` on ``x``: the declared output length, else
+    measured by one run of two samples (None when that run fails)."""
+    return mech.output.length or _output_width(mech, x, args)
+
+
 def _output_width(mech: Mechanism, x: Any, args: Mapping | None) -> int | None:
     """Entries per output row of ``mech`` on ``x`` (None when a run of two samples fails)."""
     try:

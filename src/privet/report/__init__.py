@@ -7,9 +7,11 @@ renderer and CLI subcommand lives in ``report/<engine>.py`` with ``add_cli(subpa
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Sequence
-from typing import Any
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -22,6 +24,48 @@ INTERRUPTED_NOTE = ("INTERRUPTED (Ctrl-C): partial results -- only what finished
                     "stop is shown; nothing below is complete.")
 
 _CONSOLE: Console | None = None
+_RESULTS: IO[str] | None = None  # where --json results go while stdout is guarded
+
+
+def results() -> IO[str]:
+    """The stream results are printed to: stdout, or under :func:`results_only` the real
+    stdout while everything else written to stdout goes to stderr."""
+    return _RESULTS if _RESULTS is not None else sys.stdout
+
+
+@contextlib.contextmanager
+def results_only(enabled: bool = True) -> Iterator[None]:
+    """While a command runs, stdout carries its result alone: what the user's mechanism
+    prints (``print`` in this process, and file descriptor 1 of its worker processes and of
+    C code) goes to stderr, so ``--json`` output stays parseable (``privet ... --json | jq``).
+    Results are printed to :func:`results`."""
+    global _RESULTS
+    if not enabled or _RESULTS is not None:
+        yield
+        return
+    real, saved = sys.stdout, None
+    try:
+        same_fd = real.fileno() == 1
+    except (AttributeError, OSError, ValueError):  # a captured or replaced stdout
+        same_fd = False
+    if same_fd:
+        real.flush()
+        saved = os.dup(1)
+        stream = open(saved, "w", encoding=real.encoding, errors=real.errors, closefd=False)
+        os.dup2(2, 1)  # worker processes and C code inherit descriptor 1: now stderr
+    else:
+        stream = real
+    _RESULTS, sys.stdout = stream, sys.stderr
+    try:
+        yield
+        stream.flush()
+    finally:
+        _RESULTS, sys.stdout = None, real
+        if saved is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()  # a closed pipe already failed above; nothing more to say
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def console() -> Console:
@@ -70,7 +114,7 @@ def emit(args: Any, result: Any, render) -> None:
     if interrupted(result):
         args.interrupted = True
     if getattr(args, "json", False):
-        print(to_json(result))
+        print(to_json(result), file=results())
     else:
         if interrupted(result):
             console().print(INTERRUPTED_NOTE, style="bold red", markup=False, highlight=False)

@@ -281,7 +281,7 @@ def _reach(args: argparse.Namespace) -> int:
     from .. import floats
     from ..cli import parse_vector
     from ..floats.reach import witness_text
-    from . import console
+    from . import console, results
 
     mech, _ = _mechanism(args.target)
     ys = _doubles(args.outputs)
@@ -294,7 +294,8 @@ def _reach(args: argparse.Namespace) -> int:
 
         print(json.dumps({"method": ver.method, "assumptions": ver.assumptions,
                           "outputs": [dict(zip(("hex", "value", "status", "why", "witness"),
-                                               r)) for r in rows]}, indent=2))
+                                               r)) for r in rows]}, indent=2),
+              file=results())
     else:
         console().print(table(f"can {mech.name} on {args.input} output these doubles? "
                               f"({ver.method})", ["double", "value", "verdict", "why",

@@ -65,6 +65,7 @@ SMALLEST = 1 << 10  # the least fresh sample of a box too slow for the least aut
 PROBE_SHARE = 0.1  # a per-sample box's timed probe of the certificate runs only if it
                    # takes at most this share of the time left (at the race's pace)
 SECONDS = 55.0  # default wall-time target of a black-box search (Budget.seconds)
+PROBE_START = 1.0  # seconds: the first throwaway run of the certificate's probe, at most
 # the certificates that rank candidates: their plans (PLANS) add the either-side one, for
 # the winner only (ranked by it, lucky rare events won: its margin is smaller on few counts,
 # and one_time_rappor's race picked an event of 8,000 counts in 1.9e8 pairs, 0.775 against
@@ -269,19 +270,22 @@ def _search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                         afford, shortest(mech, rate))
     if afford is not None and n_confirm is None and (
             size < confirm_size(mech, None, counts, cand.n, confidence, method, share)
-            or size >= _sizes(mech)["n_confirm"]):
+            or size >= _sizes(mech)["n_confirm"] or afford < _sizes(mech)["n_confirm_min"]):
         # the time bounds the fresh sample (or the plan reaches the largest size, and the
-        # time left may allow more): size it from a timed probe of the certificate itself
-        # (the race's rate is measured on small samples, and comes out low)
+        # time left may allow more; or the least size may not fit in it): size it from a
+        # timed probe of the certificate itself (the race's rate is measured on small
+        # samples, and comes out low)
         # a slow per-sample box skips the probe (a quarter of 2^17 pairs took a minute at a
         # millisecond a call): the race's pace sizes its fresh sample
         left = budget.seconds - (time.perf_counter() - t0)
+        probed = False
         if not per_call(mech) or rate <= 0 \
                 or _sizes(mech)["n_confirm_min"] / 4 <= PROBE_SHARE * left * rate:
-            rate = probe_rate(mech, cand, args, root.spawn(1)[0], executor) or rate
+            timed = probe_rate(mech, cand, args, root.spawn(1)[0], executor, hint=rate)
+            rate, probed = (timed, True) if timed else (rate, False)
         afford = affordable(budget.seconds, t0, rate)
         size = confirm_size(mech, n_confirm, counts, cand.n, confidence, method, share,
-                            afford, shortest(mech, rate))
+                            afford, shortest(mech, rate, probed))
     cert = certify(mech, cand.x, cand.x2, cand.event, size, confidence=confidence,
                    method=method, args=args, seed=s_cert, executor=executor, progress=progress,
                    share=share, coupled=paired)
@@ -322,14 +326,17 @@ def _search_blackbox(mech: Mechanism, args: dict, opts: dict, iterations: int,
                                      "certificate": round(certified, 3)}})
 
 
-def shortest(mech: Mechanism, rate: float) -> int:
+def shortest(mech: Mechanism, rate: float, probed: bool = False) -> int:
     """The least fresh sample at ``rate`` pairs per second: the least automatic size, unless
     a per-sample black box would take more than :data:`CERTIFY_SECONDS` for it (one taking
     a millisecond a call needs minutes for 2^17 pairs); then the pairs of that time, at
-    least :data:`SMALLEST`. (A vectorized box keeps its least size: the race's pace, which
-    comes out low, would otherwise shrink the fresh samples of fast boxes.)"""
+    least :data:`SMALLEST`. A vectorized box keeps its least size unless ``rate`` was
+    ``probed`` (timed on the certificate itself, :func:`probe_rate`): the race's pace,
+    which comes out low, would otherwise shrink the fresh samples of fast boxes, while a
+    probed one is what the fresh sample will run at (a histogram of a thousand entries
+    drew 2^22 pairs in minutes)."""
     lo = _sizes(mech)["n_confirm_min"]
-    if rate <= 0 or lo <= rate * CERTIFY_SECONDS or not per_call(mech):
+    if rate <= 0 or lo <= rate * CERTIFY_SECONDS or not (per_call(mech) or probed):
         return lo
     return max(int(rate * CERTIFY_SECONDS), SMALLEST)
 
@@ -352,9 +359,11 @@ def wants_coupling(mech: Mechanism, opts: dict, args: dict) -> bool:
 
 
 def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,
-               executor: Any) -> float:
+               executor: Any, hint: float = 0.0) -> float:
     """Pairs per second of the certificate of ``cand``, timed on throwaway samples from a
-    quarter of the least automatic fresh sample, in whole rounds of chunks over the
+    quarter of the least automatic fresh sample (or, when ``hint`` -- the race's pairs per
+    second, which come out low -- says that takes more than :data:`PROBE_START` seconds,
+    from the pairs of that time, at least a chunk), in whole rounds of chunks over the
     executor's workers (a last round of one chunk leaves the others idle, and the rate came
     out a fifth low), doubled until one has run long enough, up to the least fresh sample
     (:func:`privet.execution.timed_probe`; 0 when Ctrl-C stopped it). Their counts are
@@ -369,7 +378,10 @@ def probe_rate(mech: Mechanism, cand, args: dict, seed: np.random.SeedSequence,
                       seed=seed.spawn(1)[0], executor=executor)
         return not got.interrupted
 
-    timed = timed_probe(run, least // 4, least, chunk, executor)
+    start = least // 4
+    if hint > 0 and start > hint * PROBE_START:
+        start = max(int(hint * PROBE_START), min(chunk, start))
+    timed = timed_probe(run, start, least, chunk, executor)
     return 0.0 if timed is None else timed[0] / timed[1]
 
 
