@@ -47,9 +47,17 @@ def _pooled_codes(r1, r0) -> np.ndarray:
     return r1.memo(("row codes", r0), codes) if both else codes()
 
 
-def distinct_rows(r1: np.ndarray, r0: np.ndarray, cap: int = MAX_TABLE_ROWS) -> int:
+def distinct_rows(r1: np.ndarray, r0: np.ndarray, cap: int = MAX_TABLE_ROWS,
+                  enough: int | None = None) -> int:
     """The number of distinct output rows of both samples (counted on a prefix of each,
-    enough to tell whether it exceeds ``cap``)."""
+    enough to tell whether it exceeds ``cap``); with ``enough``, the count of the first
+    ``enough + 1`` rows of each as soon as it exceeds ``enough`` (wide outputs of few values
+    each, such as float-exact codes, whose rows rarely repeat)."""
+    head = None if enough is None else int(enough) + 1
+    if head is not None and len(r1) + len(r0) > 2 * head:
+        first = len(np.unique(row_codes(np.vstack([rows_of(r1)[:head], rows_of(r0)[:head]]))))
+        if first > enough:
+            return first
     if len(r1) <= 4 * cap and len(r0) <= 4 * cap:  # the prefixes are the samples
         return len(np.unique(_pooled_codes(r1, r0)))
     a, b = rows_of(r1)[: 4 * cap], rows_of(r0)[: 4 * cap]
@@ -65,13 +73,7 @@ def discrete(r1: np.ndarray, r0: np.ndarray) -> bool:
     for j in range(a.shape[1]):  # rows are at least as many as the values of any entry:
         if len(np.unique(np.r_[a[:, j], b[:, j]])) > limit:  # one continuous entry decides
             return False
-    # more distinct rows than the limit among the first ones decides too (wide outputs of
-    # few values each, such as float-exact codes, whose rows rarely repeat)
-    head = int(limit) + 1
-    if len(a) + len(b) > 2 * head and \
-            len(np.unique(row_codes(np.vstack([a[:head], b[:head]])))) > limit:
-        return False
-    return distinct_rows(r1, r0) <= limit
+    return distinct_rows(r1, r0, enough=int(limit)) <= limit
 
 
 def fit_table(r1, r0) -> Table | None:

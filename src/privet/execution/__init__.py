@@ -740,9 +740,8 @@ def chunk_for(mech: Mechanism, chunk: int, x: Any = None, args: Mapping | None =
     :data:`MIN_CHUNK` of them are one chunk whatever the width, so nothing is measured."""
     if mech.kind in ("statdp", "blackbox"):
         return min(chunk, PER_SAMPLE_CHUNK)
-    width = mech.output.length
-    if not width and x is not None and (n is None or int(n) > MIN_CHUNK):
-        width = _output_width(mech, x, args)
+    width = output_width(mech, x, args) if x is not None and (n is None or int(n) > MIN_CHUNK) \
+        else mech.output.length
     if not width:
         return int(chunk)
     rows = CHUNK_BYTES // (8 * int(width))
