@@ -4,6 +4,15 @@ under one_differs(1), claimed 0.5), at privet's default budget of 55 s.
 
     .venv/bin/python benchmarks/wide_outputs.py                   # widths 100 1000 10000
     .venv/bin/python benchmarks/wide_outputs.py --widths 1000 --seconds 30
+    .venv/bin/python benchmarks/wide_outputs.py --detect --widths 1000 10000 --src /tmp/old/src
+
+``--detect``: ``privet.detect`` instead, at its default sizes, on the same histogram with
+Lap(1) counts (1-DP, claimed 0.5: a violation) and the float-exact features off, so the
+verdict is about the real-number epsilon. ``--src DIR``: each width also runs on the privet
+sources in DIR (e.g. ``git archive OLD src | tar -x -C /tmp/old``), in a fresh process
+started the same way, right after the run on these sources: both sides of a before/after
+comparison in the same run, interleaved. Before the detect change, StatDP's coordinate
+events read every entry: 381 s and 7.2 GB at width 1,000 (measured once, at a0cf11a).
 
 Each width runs in a fresh Python process (started the same way for every width, one after
 the other), so its peak resident memory is its own. Printed per width: the budget, the wall
@@ -25,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 
@@ -50,35 +60,103 @@ print(json.dumps({"wall": wall, "value": b.value, "verdict": b.details.get("verd
                   "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
+DETECT_CHILD = r"""
+import json, resource, sys, time
+import numpy as np
+import privet
+from privet.neighbors import one_differs
+
+def histogram(a, n_samples):
+    a = np.asarray(a, dtype=float)
+    return a[None, :] + np.random.laplace(0.0, 1.0, size=(n_samples, a.size))
+
+width, seed = int(sys.argv[1]), int(sys.argv[3])
+mech = privet.from_vectorized(histogram, epsilon=0.5, neighbors=one_differs(1),
+                              domain=privet.Domain(length=width, low=0, high=10, integer=True),
+                              name=f"histogram of {width}")
+t0 = time.perf_counter()
+r = privet.detect(mech, seed=seed, float_features="off")
+wall = time.perf_counter() - t0
+statdp = [c for c in r.candidates if c.details.get("family") != "classifier attack"]
+print(json.dumps({"wall": wall, "p": r.p_value, "statdp": statdp[0].p_value if statdp else None,
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def child(code: str, width: int, a: argparse.Namespace, src: str | None) -> dict | str:
+    """One run in a fresh process (on the sources in ``src`` when given): its numbers, or
+    the last line of its error."""
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    run = subprocess.run([sys.executable, "-c", code, str(width), str(a.seconds), str(a.seed)],
+                         capture_output=True, text=True, env=env)
+    if run.returncode != 0:
+        tail = (run.stderr.strip().splitlines() or ["(no message)"])[-1]
+        return f"failed (exit {run.returncode}): {tail}"
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--widths", type=int, nargs="*", default=[100, 1000, 10_000])
     ap.add_argument("--seconds", type=float, default=55.0, help="the search's time budget")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--detect", action="store_true",
+                    help="privet.detect on Lap(1) counts (a violation) instead of search")
+    ap.add_argument("--src", default=None,
+                    help="also run each width on the privet sources in this directory")
     a = ap.parse_args(argv)
+    sides = [("this", None)] + ([("--src", a.src)] if a.src else [])
+    if a.detect:
+        return detect_table(a, sides)
     print(f"privet search on a vectorized histogram of Lap(2) counts (0.5-DP, claimed 0.5), "
           f"budget {a.seconds:g} s, one process per width")
-    head = (f"{'width':>7} {'wall s':>8} {'/budget':>8} {'peak RSS':>9} {'fits s':>7} "
-            f"{'race s':>7} {'fresh n':>9} {'certified':>10}  verdict")
+    head = (f"{'width':>7} {'src':>6} {'wall s':>8} {'/budget':>8} {'peak RSS':>9} "
+            f"{'fits s':>7} {'race s':>7} {'fresh n':>9} {'certified':>10}  verdict")
     print(head)
     print("-" * len(head))
     worst = 0.0
     for width in a.widths:
-        run = subprocess.run([sys.executable, "-c", CHILD, str(width), str(a.seconds),
-                              str(a.seed)], capture_output=True, text=True)
-        if run.returncode != 0:
-            tail = (run.stderr.strip().splitlines() or ["(no message)"])[-1]
-            print(f"{width:>7} failed (exit {run.returncode}): {tail}")
-            continue
-        r = json.loads(run.stdout.strip().splitlines()[-1])
-        st = r["stages"] or {}
-        worst = max(worst, r["wall"] / a.seconds)
-        print(f"{width:>7} {r['wall']:8.1f} {r['wall'] / a.seconds:8.2f} "
-              f"{r['rss'] / 2**30:7.2f} G {st.get('fits', float('nan')):7.1f} "
-              f"{st.get('race', float('nan')):7.1f} {r['n'] or 0:9,d} {r['value']:10.4g}  "
-              f"{r['verdict'][:60]}")
-    print(f"longest run: {worst:.2f} x the budget")
+        for side, src in sides:
+            r = child(CHILD, width, a, src)
+            if isinstance(r, str):
+                print(f"{width:>7} {side:>6} {r}")
+                continue
+            st = r["stages"] or {}
+            if src is None:
+                worst = max(worst, r["wall"] / a.seconds)
+            print(f"{width:>7} {side:>6} {r['wall']:8.1f} {r['wall'] / a.seconds:8.2f} "
+                  f"{r['rss'] / 2**30:7.2f} G {st.get('fits', float('nan')):7.1f} "
+                  f"{st.get('race', float('nan')):7.1f} {r['n'] or 0:9,d} {r['value']:10.4g}  "
+                  f"{r['verdict'][:60]}")
+    print(f"longest run (these sources): {worst:.2f} x the budget")
+    return 0
+
+
+def detect_table(a: argparse.Namespace, sides: list) -> int:
+    print("privet detect on a vectorized histogram of Lap(1) counts (1-DP, claimed 0.5: a "
+          "violation), default sizes, float-exact features off, one process per width and "
+          "side")
+    head = (f"{'width':>7} {'src':>6} {'wall s':>8} {'peak RSS':>9} {'p':>10} "
+            f"{'StatDP p':>10}")
+    print(head)
+    print("-" * len(head))
+    walls: dict = {}
+    for width in a.widths:
+        for side, src in sides:
+            r = child(DETECT_CHILD, width, a, src)
+            if isinstance(r, str):
+                print(f"{width:>7} {side:>6} {r}")
+                continue
+            walls[width, side] = (r["wall"], r["rss"])
+            sp = "—" if r["statdp"] is None else f"{r['statdp']:.2g}"
+            print(f"{width:>7} {side:>6} {r['wall']:8.1f} {r['rss'] / 2**30:7.2f} G "
+                  f"{r['p']:10.2g} {sp:>10}")
+        if (width, "this") in walls and (width, "--src") in walls:
+            (w1, m1), (w0, m0) = walls[width, "this"], walls[width, "--src"]
+            print(f"{'':>7} {'':>6} --src / this: {w0 / w1:.1f}x the time, "
+                  f"{m0 / m1:.1f}x the memory")
     return 0
 
 

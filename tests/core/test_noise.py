@@ -218,3 +218,20 @@ def test_an_infinite_noise_scale_is_named_as_a_number():
     # the message printed the sentinel name: "got ABORTED"
     with pytest.raises(NoiseError, match="must be positive and finite, got ∞"):
         Sampler(0, 4).laplace(float("inf"))
+
+
+def test_a_wide_censored_geometric_is_drawn_in_closed_form_as_the_listed_one():
+    # a geometric on [-10^7, 10^7] listed its twenty million values per draw; the closed
+    # form gives the same value for the same uniform (the censored law, one uniform each)
+    import math as _math
+
+    from privet.core.noise import Dist
+
+    for a in (0.3, _math.exp(-0.5), 0.9):
+        d = Dist("geometric", {"alpha": a, "low": -40, "high": 40})
+        listed = d._inverse_cdf(np.random.default_rng(5), (100_000,))
+        closed = d._censored_geometric(np.random.default_rng(5), (100_000,))
+        assert np.array_equal(listed, closed)
+    wide = Dist("geometric", {"alpha": 0.5, "low": -10**7, "high": 10**7})
+    assert wide.support_size() == 2 * 10**7 + 1
+    assert wide.sample(np.random.default_rng(0), (10,)).dtype == np.int64

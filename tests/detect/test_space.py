@@ -46,7 +46,8 @@ def test_scalar_numeric_has_one_sided_tails():
     plan, counts = _check_all_counts(out, Output.numeric())
     texts = [plan.event(i).describe() for i in range(plan.start.size)]
     assert any(t.startswith("ω[0] ≤") for t in texts)
-    assert any(t.startswith("ω[0] >") for t in texts)
+    # upper tails hold finite values only (not ABORTED = +inf), and say so
+    assert any(t.endswith("< ω[0] < ∞") for t in texts)
 
 
 def test_integer_outputs_get_equality_events():
@@ -146,3 +147,29 @@ def test_row_statistics_by_columns_equal_numpys_row_reductions(width):
         want_min = np.nanmin(finite, axis=1)
     got = _num_values(rows, "min", None, {})
     assert np.array_equal(got, want_min, equal_nan=True)
+
+
+def test_wide_outputs_get_coordinate_events_on_the_entries_their_pilots_separate():
+    from privet.detect.space import ENTRY_EVENTS, separating_entries
+
+    rng = np.random.default_rng(3)
+    width = 300
+    base = rng.laplace(0, 1, (2000, width))
+    moved = rng.laplace(0, 1, (2000, width))
+    moved[:, 123] += 1.0                        # the entry one pair moves
+    other = rng.laplace(0, 1, (2000, width))
+    other[:, 7] -= 1.0                          # ... and the entry another pair moves
+    schema = infer_schema(_Spec(Output.numeric()), [("x", base)])
+    entries = separating_entries(schema, [(base, moved), (base, other)])
+    assert len(entries) == ENTRY_EVENTS and {7, 123} <= set(entries.tolist())
+    assert separating_entries(infer_schema(_Spec(Output.numeric()), [("x", base[:, :64])]),
+                              [(base[:, :64], moved[:, :64])]) is None  # narrow: all
+    plan = build_plan(schema, np.vstack([base, moved]), np.array([base[0]]), entries)
+    coords = {f.coord for f in plan.features if f.stat == "coord"}
+    assert coords == set(entries.tolist())
+    assert {f.stat for f in plan.features} == {"coord", "avg", "min", "max"}  # all entries
+    # counts from the narrowed plan's histograms are the events' counts
+    hist = Reducer(plan)(moved)
+    counts = count_events(plan, hist)
+    for i in np.random.default_rng(0).choice(plan.start.size, 200, replace=False):
+        assert counts[i] == np.count_nonzero(plan.event(int(i)).contains(moved))

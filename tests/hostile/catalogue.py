@@ -71,6 +71,47 @@ def quits(noise, x, *, epsilon):
     sys.exit(7)
 """
 
+CACHED = """
+import numpy as np
+
+_cache = {}
+_rng = np.random.default_rng(7)
+
+def cached(a, n_samples):
+    key = tuple(np.asarray(a).tolist())
+    if key not in _cache or len(_cache[key]) < n_samples:
+        _cache[key] = key[0] + _rng.laplace(0, 1, max(n_samples, 2**16))
+    return _cache[key][:n_samples].copy()
+"""
+
+SEEDED_INSIDE = """
+import numpy as np
+import privet
+
+@privet.mechanism(epsilon=1.0)
+def seeded(noise, x, *, epsilon):
+    u = noise.uniform(0, 1, shape=x.shape)
+    rng = np.random.default_rng(42)
+    return (x + (rng.random(u.shape) < 0.25)) % 2
+"""
+
+CUSTOM = """
+import numpy as np
+import privet
+
+def l1(a, b):
+    return len(a) == len(b) and np.abs(a - b).sum() <= 1
+
+@privet.mechanism(epsilon=1.0, neighbors=privet.neighbors.custom(l1, pairs=[([0, 0], [5, 5])]))
+def far(noise, x, *, epsilon):
+    return x + noise.laplace(1.0, x.shape)
+
+@privet.mechanism(epsilon=1.0, neighbors=privet.neighbors.custom(lambda a, b: 1 / 0,
+                                                                 pairs=[([0, 0], [1, 0])]))
+def raising(noise, x, *, epsilon):
+    return x + noise.laplace(1.0, x.shape)
+"""
+
 GREEDY = """
 import numpy as np
 import privet
@@ -286,6 +327,17 @@ def _cases() -> list[Case]:
     add(Case("mechanism calls sys.exit(7)", ("sample", "quits.py:quits", "-x", "1"),
              files={"quits.py": EXIT_AT_RUN}, message=r"sys\.exit\(7\)", group="user code"))
     add(Case("target is a directory", ("detect", "adir/:f"), files={"adir/keep.txt": "x"},
+             group="user code"))
+    add(Case("black box caching its answers", ("search", "cached.py:cached", "--calling",
+                                               "vectorized", "--seconds", "5", "--claimed",
+                                               "1", "--domain", "int:0:10", "--length", "1"),
+             files={"cached.py": CACHED}, message="same varying outputs for two different "
+             "seeds", group="user code"))
+    add(Case("generator seeded inside the mechanism", ("detect", "seeded.py:seeded"),
+             files={"seeded.py": SEEDED_INSIDE}, message="randomness is not fresh",
+             group="user code"))
+    add(Case("custom pair outside its predicate", ("detect", "custom.py:far"),
+             files={"custom.py": CUSTOM}, message="not neighbors under its own predicate",
              group="user code"))
     # -- Ctrl-C: exit 130, a visible marker, stop within 2 s -----------------------------------
     big = "100000000"

@@ -75,21 +75,21 @@ def test_sample_interrupted_before_the_first_chunk(tmp_path):
 
 
 def test_exact_marks_its_partial_bound_in_terminal_json_and_html(tmp_path):
-    # calls 1 and 2 check that the mechanism draws only from noise; enumeration: the probe
-    # that checks the noise is discrete is call 3, the probe that sizes memory call 4;
-    # inputs are enumerated from call 5
-    code, out, err = run(tmp_path, 7, "exact", "flaky.py:rr_count", "--backend", "enumerate",
+    # calls 1 to 3 check that the mechanism draws only from noise, and fresh noise;
+    # enumeration: the probe that checks the noise is discrete is call 4, the probe that
+    # sizes memory call 5; inputs are enumerated from call 6
+    code, out, err = run(tmp_path, 8, "exact", "flaky.py:rr_count", "--backend", "enumerate",
                          "--html", "r.html")
     assert code == 130
     assert "INTERRUPTED" in out and "interrupted" in err
     assert "verified" not in out.split("verdict")[-1].splitlines()[0]
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "INTERRUPTED" in html
-    code, out, _ = run(tmp_path, 7, "exact", "flaky.py:rr_count", "--backend", "enumerate",
+    code, out, _ = run(tmp_path, 8, "exact", "flaky.py:rr_count", "--backend", "enumerate",
                        "--json")
     assert code == 130 and json.loads(out)["details"]["interrupted"] is True
     # interrupted before two neighbouring inputs were both inferred: nothing to report
-    code, out, err = run(tmp_path, 5, "exact", "flaky.py:rr_count", "--backend", "enumerate")
+    code, out, err = run(tmp_path, 6, "exact", "flaky.py:rr_count", "--backend", "enumerate")
     assert code == 130 and err.strip() == "privet: interrupted."
 
 
@@ -103,7 +103,7 @@ def test_search_keeps_its_iterations_but_certifies_nothing(tmp_path):
 
 
 def test_detect_interrupted_before_a_result_exits_130(tmp_path):
-    code, out, err = run(tmp_path, 5, "detect", "flaky.py:noisy_sum", "--n-select", "1000",
+    code, out, err = run(tmp_path, 6, "detect", "flaky.py:noisy_sum", "--n-select", "1000",
                          "--n-final", "1000")
     assert code == 130 and err.strip() == "privet: interrupted."
 
@@ -111,7 +111,7 @@ def test_detect_interrupted_before_a_result_exits_130(tmp_path):
 @pytest.mark.parametrize("kind", ["json", "text"])
 def test_report_of_an_interrupted_result_is_marked(tmp_path, kind):
     # the report itself ran to the end (exit 0); what it shows says it is partial
-    code, out, _ = run(tmp_path, 7, "exact", "flaky.py:rr_count", "--backend", "enumerate",
+    code, out, _ = run(tmp_path, 8, "exact", "flaky.py:rr_count", "--backend", "enumerate",
                        "--json")
     (tmp_path / "saved.json").write_text(out)
     code, out, err = run(tmp_path, 4, "report", "saved.json", *(["--json"] if kind == "json"

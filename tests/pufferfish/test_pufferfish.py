@@ -374,3 +374,25 @@ def test_a_length_beyond_the_cap_names_the_argument():
     with pytest.raises(ParameterError, match=r"give k_max=\.\.\. up to") as err:
         pufferfish("ex3", "ln(2)", k_max=10_000)
     assert "--k-max up to" in err.value.for_cli()
+
+
+PARAMETRIC_CHAIN = {
+    "name": "parametric chain",
+    "model": {"states": ["s0", "s1", "s2", "s3"], "observations": ["lo", "mid", "hi"],
+              "transition": [[0.5, 0.3, 0.1, 0.1], [0.2, 0.5, 0.2, 0.1],
+                             [0.1, 0.2, 0.5, 0.2], [0.1, 0.1, 0.3, 0.5]],
+              "emission": [[0.6, 0.3, 0.1], [0.3, 0.4, 0.3], [0.2, 0.4, 0.4],
+                           [0.1, 0.3, 0.6]]},
+    "parameters": {"p": [0, 1], "q": [0, 1]},
+    "prior": {"s0": "(1-p)*(1-q)", "s1": "p*(1-q)", "s2": "(1-p)*q", "s3": "p*q"},
+    "secrets": {"low": ["s0", "s1"], "high": ["s2", "s3"]},
+}
+
+
+def test_the_parametric_check_keeps_to_its_timeout_and_says_unknown():
+    # each (pair, sequence) query had a floor of 0.2 s and branch-and-bound had no clock, so
+    # "--timeout 1" ran 200 s at length 8 and said "verified"; now the length's time ends the
+    # check, and the lengths not decided read "unknown"
+    v = pufferfish(PARAMETRIC_CHAIN, "ln(30)", k_max=8, timeout=0.5)
+    assert v.status == "unknown" and "time of 0.5 s used up" in v.message
+    assert v.k < 8  # the first length out of time ends the run: nothing past it verified

@@ -45,6 +45,7 @@ import numpy as np
 
 from ..core import bits
 from ..core.errors import MechanismError, ParameterError
+from ..stats.counts import column_ks
 
 __all__ = ["BIT_FEATURES", "DEFAULT_BIT_FEATURES", "VIEW_ENTRIES", "Batch", "BitView",
            "FeatureMap", "bit_views", "check_bit_features", "columns_of", "fit_features",
@@ -264,18 +265,7 @@ def informative_entries(r1, r0, wide: int = WIDE_ENTRIES, keep: int = TOP_ENTRIE
     if width <= wide:
         return None
     m = max(min(RANK_ROWS, RANK_ELEMENTS // width), RANK_LEAST)
-    a, b = a[:m], b[:m]
-    pooled = np.hstack([a.T, b.T])  # one contiguous row per entry
-    order = np.argsort(pooled, axis=1, kind="stable")
-    sorted_vals = np.take_along_axis(pooled, order, axis=1)
-    # each sample's empirical CDF along the sorted pooled values; ties count once, at
-    # the last of their run (where both CDFs are read)
-    step = np.where(order < len(a), 1.0 / len(a), -1.0 / len(b))
-    gap = np.abs(np.cumsum(step, axis=1))
-    last = np.ones_like(sorted_vals, dtype=bool)
-    with np.errstate(invalid="ignore"):
-        last[:, :-1] = sorted_vals[:, 1:] != sorted_vals[:, :-1]
-    ks = np.where(last, gap, 0.0).max(axis=1)
+    ks = column_ks(a[:m], b[:m])
     return np.argsort(-ks, kind="stable")[:keep]
 
 

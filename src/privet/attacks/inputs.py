@@ -27,7 +27,7 @@ from ..core.errors import PrivetError
 from ..core.mechanism import Mechanism
 
 __all__ = ["Pair", "all_pairs", "default_length", "domain_range", "move", "pattern_pairs",
-           "random_pair", "valid"]
+           "random_pair", "sweep_pairs", "valid"]
 
 Pair = tuple  # (x, x2, label)
 SPAN = 10.0   # half-width of random inputs when the domain is unbounded
@@ -180,6 +180,69 @@ def all_pairs(mech: Mechanism, length: int) -> list[Pair] | None:
     out = [(a, b, "every pair") for a, b in itertools.combinations(xs, 2)
            if mech.neighbors.are_neighbors(a, b)]
     return out or None
+
+
+SWEEP_LEVELS = 16   # levels of the input a sweep moves one entry from, at most
+SWEEP_ENTRIES = 64  # entries it moves (spread over longer inputs), at most
+
+
+def sweep_pairs(mech: Mechanism, length: int) -> list[Pair]:
+    """Pairs that move one entry of a constant input by Delta, for every entry (at most
+    :data:`SWEEP_ENTRIES`, spread) at every level of the domain (at most
+    :data:`SWEEP_LEVELS`, spread), in the order that covers the levels evenly first (the
+    middle, the quarters, the eighths, ...; each level with every entry): a leak in one entry
+    of fifty, or at one step of an input threshold ("0 below 3, else a noisy count"), sits
+    on a pair that neither the patterns nor a few random pairs hit. For relations where one
+    entry may change alone (one differs, replace one, every entry differs); none otherwise.
+    The caller probes them cheaply and screens the most separating ones."""
+    kind = mech.neighbors.kind
+    if kind not in ("one_differs", "replace_one", "all_differ") or length < 1:
+        return []
+    lo, hi = domain_range(mech)
+    delta = float(mech.neighbors.delta)
+    if mech.domain.integer:
+        delta = float(max(math.floor(delta), 1))
+        top = math.floor(hi - delta)
+        if top < math.ceil(lo):
+            return []
+        levels = np.arange(math.ceil(lo), top + 1, dtype=float)
+        if len(levels) > SWEEP_LEVELS:
+            levels = np.unique(np.round(np.linspace(levels[0], levels[-1], SWEEP_LEVELS)))
+    else:
+        if hi - delta < lo:
+            return []
+        levels = np.linspace(lo, hi - delta, SWEEP_LEVELS)
+    order = spread_order(len(levels))
+    entries = range(length) if length <= SWEEP_ENTRIES else \
+        np.unique(np.round(np.linspace(0, length - 1, SWEEP_ENTRIES)).astype(int))
+    out = []
+    for i in order:
+        c = float(levels[i])
+        for j in entries:
+            a = np.full(length, c)
+            b = a.copy()
+            b[int(j)] = c + delta
+            ok = valid(mech, a, b)
+            if ok is not None:
+                out.append((*ok, f"sweep: entry {int(j)} from {c:g}"))
+    return unique(out)
+
+
+def spread_order(n: int) -> list[int]:
+    """The indices 0..n-1 in the order that covers them evenly first: the nearest to the
+    middle, the quarters, the eighths, ... (van der Corput's points, each taken by the
+    nearest index not yet taken), the ends last."""
+    out: list[int] = []
+    taken: set[int] = set()
+    depth = 1
+    while len(out) < n and depth < 40:
+        for k in range(1, 2 ** depth, 2):
+            i = int(round(k / 2 ** depth * (n - 1)))
+            if i not in taken:
+                taken.add(i)
+                out.append(i)
+        depth += 1
+    return out + [i for i in range(n) if i not in taken]
 
 
 def _draw_input(mech: Mechanism, length: int, rng: np.random.Generator) -> np.ndarray:

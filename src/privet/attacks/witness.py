@@ -63,6 +63,7 @@ from ..core.mechanism import Mechanism
 from ..execution import get_executor, output_width
 from ..execution.progress import progress_bar
 from ..execution.threads import single_threaded
+from ..stats.counts import column_ks
 from .events import Threshold
 from .features import (
     VIEW_ENTRIES,
@@ -76,7 +77,15 @@ from .features import (
     rows_of,
     shape_error,
 )
-from .inputs import all_pairs, default_length, move, pattern_pairs, random_pair, unique
+from .inputs import (
+    all_pairs,
+    default_length,
+    move,
+    pattern_pairs,
+    random_pair,
+    sweep_pairs,
+    unique,
+)
 from .sampling import (
     COUPLED,
     TIMES,
@@ -431,6 +440,63 @@ class _Screened:
     n: int = 0
 
 
+SWEEP_SHARE = 0.04   # of Budget.seconds: the sweep's probes end by then
+SWEEP_PAIRS = 64     # ... or after this many without a time budget
+SWEEP_ROWS = 512     # outputs per input of one probe (fewer for wide outputs)
+SWEEP_KEEP = 3       # the most separating swept pairs join the screened candidates
+SWEEP_SEED = 1 << 20  # spawn key of the probes' seeds (apart from the search's own streams)
+
+
+def _sweep(mech: Mechanism, known: list, n_len: int, budget: Budget, args, root, paired,
+           executor, trace: list) -> list[tuple]:
+    """The :data:`SWEEP_KEEP` pairs of :func:`~privet.attacks.inputs.sweep_pairs` (one entry
+    moved, at each level) whose outputs separate most on a small probe -- the largest
+    two-sample Kolmogorov-Smirnov distance over the output entries, on
+    :data:`SWEEP_ROWS` outputs per input -- probed in order until :data:`SWEEP_SHARE` of
+    the time budget is used (:data:`SWEEP_PAIRS` without one). A leak confined to one
+    entry of fifty, or to one step of an input threshold, then reaches the screening,
+    where it is judged as every candidate is; the probes choose candidates only, so they
+    never enter a bound. Recorded in ``trace`` (stage "sweep")."""
+    seen = {_pair_key(a, b) for a, b, _ in known}
+    pairs = [p for p in sweep_pairs(mech, n_len) if _pair_key(p[0], p[1]) not in seen]
+    if not pairs:
+        return []
+    t0 = time.perf_counter()
+    limit = None if budget.seconds is None else \
+        SWEEP_SHARE * budget.stages * float(budget.seconds)
+    if limit is None:
+        pairs = pairs[:SWEEP_PAIRS]
+    width = output_width(mech, pairs[0][0], args)
+    rows = max(64, min(SWEEP_ROWS, (1 << 20) // max(int(width or 1), 1)))
+    base = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, SWEEP_SEED))
+    seeds = [np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, i))
+             for i in range(len(pairs))]
+    scored: list[tuple[float, int]] = []
+    drawn = draw_pairs(mech, [(a, b) for a, b, _ in pairs], rows, args, seeds, paired,
+                       executor, 0)
+    try:
+        for i, (o1, o2) in enumerate(drawn):
+            _widths(mech, o1, o2, pairs[i][0], pairs[i][1])
+            ks = column_ks(rows_of(o1), rows_of(o2))
+            scored.append((float(np.max(ks)), i))
+            if limit is not None and time.perf_counter() - t0 > limit:
+                break
+    finally:
+        drawn.close()
+    scored.sort(key=lambda r: -r[0])
+    kept = [pairs[i] for _, i in scored[:SWEEP_KEEP]]
+    for (ks, _i), (a, b, label) in zip(scored, kept):
+        trace.append({"stage": "sweep", "pattern": label, "d1": a.tolist(), "d2": b.tolist(),
+                      "value": ks, "model": "two-sample KS", "n": rows,
+                      "probed": len(scored), "seconds": round(time.perf_counter() - t0, 3)})
+    return kept
+
+
+def _pair_key(a: np.ndarray, b: np.ndarray) -> bytes:
+    ka, kb = (np.asarray(v, float).tobytes() for v in (a, b))
+    return min(ka, kb) + b"|" + max(ka, kb)
+
+
 def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Budget(),
                    args: Mapping[str, Any] | None = None, seed: Any = None,
                    executor: Any = "inprocess", progress: bool = False,
@@ -484,11 +550,20 @@ def _search_witness(mech: Mechanism, objective: Objective, budget: Budget, args,
                 p = random_pair(mech, n_len, rng)
                 if p is not None:
                     cands.append(p)
+            cands += _sweep(mech, unique(cands), n_len, budget, args, root, paired, executor,
+                            trace0)
     cands = unique(cands)
     if cands and budget.seconds is not None and per_call(mech):
         cands, budget = _squeeze(mech, cands, budget, args, root.spawn(1)[0], paired, trace0)
     width = output_width(mech, cands[0][0], args) if cands else None
     budget = _within_memory(budget, width)
+    if not cands and mech.neighbors.kind == "add_remove" and \
+            isinstance(mech.domain.length, int):
+        raise InputError(
+            f"add-remove neighbors differ in length by one, but the domain of {mech.name!r} "
+            f"fixes the length at {mech.domain.length}, so no pair lies in it; "
+            + advice(f"give a range of lengths, domain=privet.Domain(length=(1, "
+                     f"{mech.domain.length}), ...)", "drop --length") + ".")
     if not cands:
         raise InputError(
             f"no pair of neighboring inputs of {mech.name!r} lies in its domain "

@@ -48,7 +48,7 @@ def statistic(outputs: np.ndarray, stat: str, coord: int | None = None) -> np.nd
     raise PrivetError(f"unknown output statistic {stat!r}.")
 
 
-def _interval_text(name: str, low: float, high: float) -> str:
+def interval_text(name: str, low: float, high: float) -> str:
     """``low < name ≤ high`` with the infinite ends left out (``ω[0] ≤ 1.5``)."""
     lo, hi = float(low), float(high)
     if lo == -np.inf and hi == np.inf:
@@ -60,7 +60,7 @@ def _interval_text(name: str, low: float, high: float) -> str:
     return f"{fmt_num(lo)} < {name} ≤ {fmt_num(hi)}"
 
 
-def _stat_name(stat: str, coord: int | None) -> str:
+def stat_name(stat: str, coord: int | None) -> str:
     return f"ω[{coord}]" if stat == "coord" else f"{stat}(ω)"
 
 
@@ -110,7 +110,7 @@ class Interval(Event):
         return (s > self.low) & (s <= self.high)
 
     def describe(self):
-        return _interval_text(_stat_name(self.stat, self.coord), self.low, self.high)
+        return interval_text(stat_name(self.stat, self.coord), self.low, self.high)
 
 
 @dataclass(frozen=True, eq=True)
@@ -126,7 +126,7 @@ class Equals(Event):
         return statistic(outputs, self.stat, self.coord) == self.value
 
     def describe(self):
-        return f"{_stat_name(self.stat, self.coord)} = {fmt_value(self.value)}"
+        return f"{stat_name(self.stat, self.coord)} = {fmt_value(self.value)}"
 
 
 @dataclass(frozen=True, eq=True)
@@ -176,7 +176,7 @@ class Box(Event):
         return np.all((rows > lo) & (rows <= hi), axis=1)
 
     def describe(self):
-        parts = [_interval_text(f"ω[{i}]", a, b) for i, (a, b) in
+        parts = [interval_text(f"ω[{i}]", a, b) for i, (a, b) in
                  enumerate(zip(self.lows, self.highs))]
         return " and ".join(parts)
 

@@ -497,13 +497,22 @@ def _rebuild(fields: dict) -> Mechanism:
 def validate_outputs(out: Any, size: int, name: str, numeric: bool = True) -> np.ndarray:
     """Check a batch of outputs: an array with ``size`` rows, numeric, without NaN."""
     if isinstance(out, (list, tuple)):
+        kind = type(out).__name__
         try:
-            out = np.asarray(out)
+            arr = np.asarray(out)
         except ValueError:
             raise MechanismError(
-                f"mechanism {name!r} returned a ragged list; pad variable-length outputs "
+                f"mechanism {name!r} returned a ragged {kind}; pad variable-length outputs "
                 "with privet.ABORTED."
             ) from None
+        if arr.ndim and arr.shape[0] != size and len(out) and all(
+                isinstance(v, np.ndarray) and v.ndim and v.shape[0] == size for v in out):
+            # parts of one output, each with the batch axis: (a, b) for a batch of n
+            raise MechanismError(
+                f"mechanism {name!r} returned a {kind} of {len(out)} arrays with one row per "
+                "sample each; return one array with one row per sample (np.stack(parts, "
+                "axis=-1) or np.concatenate along the last axis).")
+        out = arr
     if not isinstance(out, np.ndarray):
         raise MechanismError(
             f"mechanism {name!r} returned {type(out).__name__}, not an array with one row per "
@@ -686,17 +695,27 @@ def _numbers(out: Any, name: str) -> np.ndarray:
     if out is None:
         raise MechanismError(f"mechanism {name!r} returned None; return a number (or a list, "
                              "tuple or array of numbers) from every call.")
-    if np.iscomplexobj(out):
-        raise MechanismError(_complex(name))
+    if isinstance(out, (str, bytes)) or (isinstance(out, (list, tuple)) and any(
+            isinstance(v, (str, bytes)) for v in out)):
+        # NumPy reads "3.14" as a number: a box that prints its answer into text would be
+        # analysed as if it returned numbers
+        raise MechanismError(
+            f"mechanism {name!r} returned text ({out!r:.60}); return a number, a bool, or a "
+            "list, tuple or array of them (categories as integer codes).")
     try:
+        if np.iscomplexobj(out):
+            raise MechanismError(_complex(name))
         return np.asarray(out, dtype=float)
     except (TypeError, ValueError):
         what = f"a {type(out).__name__}" if not isinstance(out, (list, tuple)) else \
             f"a {type(out).__name__} holding {', '.join(sorted({type(v).__name__ for v in out}))}"
+        nested = isinstance(out, (list, tuple)) and any(
+            isinstance(v, (list, tuple, np.ndarray)) for v in out)
         raise MechanismError(
             f"mechanism {name!r} returned {what} ({out!r:.60}), which privet cannot read as "
-            "numbers; return a number, a bool, or a list, tuple or array of them (a dict's "
-            "values as a list in a fixed order, categories as integer codes)."
+            "numbers; return a number, a bool, or a list, tuple or array of them ("
+            + ("flatten the nested parts into one list, " if nested else "")
+            + "a dict's values as a list in a fixed order, categories as integer codes)."
         ) from None
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .errors import NeighborError
+from .text import fmt_vec
 
 TOL = 1e-9
 
@@ -89,6 +90,25 @@ class Neighbors:
             raise NeighborError(f"the neighbor relation needs Delta > 0, got {self.delta}.")
         if self.kind == "custom" and self.predicate is None:
             raise NeighborError("a custom neighbor relation needs a predicate(x, x2) -> bool.")
+        for a, b in self.custom_pairs if self.kind == "custom" else ():
+            # every engine tests the suggested pairs as neighbors: one outside the relation
+            # would "find" violations of a private mechanism (the privacy of non-neighbors
+            # is not claimed)
+            try:
+                d1, d2 = (np.asarray(v, dtype=float).ravel() for v in (a, b))
+            except (TypeError, ValueError):
+                raise NeighborError(
+                    f"the custom relation's pair ({a!r}, {b!r}) is not two lists of numbers; "
+                    "give pairs=[(x, x2), ...] of numeric inputs.") from None
+            if d1.shape == d2.shape and np.array_equal(d1, d2):
+                raise NeighborError(
+                    f"the custom relation's pair ({_fmt(a)}, {_fmt(b)}) has the same input "
+                    "twice; give pairs of inputs that differ.")
+            if not self.are_neighbors(d1, d2):
+                raise NeighborError(
+                    f"the custom relation's pair ({_fmt(a)}, {_fmt(b)}) is not neighbors "
+                    "under its own predicate; give pairs the predicate accepts, or fix the "
+                    "predicate.")
 
     def describe(self) -> str:
         d = f"{self.delta:g}"
@@ -109,7 +129,7 @@ class Neighbors:
         a = np.asarray(x, dtype=float).ravel()
         b = np.asarray(x2, dtype=float).ravel()
         if self.kind == "custom":
-            return bool(self.predicate(a, b))
+            return _ask(self.predicate, a, b)
         if self.kind == "add_remove":
             if abs(len(a) - len(b)) != 1:
                 return False
@@ -145,6 +165,15 @@ class Neighbors:
                 f"inputs {_fmt(x)} and {_fmt(x2)} are not neighbors under "
                 f"'{self.describe()}'."
             )
+
+    def require_pairs(self, given: bool = False) -> None:
+        """For a custom relation that suggests no pairs (and no pairs ``given`` by the
+        caller): one sentence, as a predicate alone names no input to test."""
+        if self.kind == "custom" and not self.custom_pairs and not given:
+            raise NeighborError(
+                "the custom neighbor relation suggests no pairs, and its predicate alone "
+                "names no input to test; give privet.neighbors.custom(predicate, "
+                "pairs=[(x, x2), ...]).")
 
     # -- representative pairs ----------------------------------------------------------------
     def pairs(self, lengths: tuple[int, ...] = (5, 10), both_orders: bool = True,
@@ -191,6 +220,29 @@ class Neighbors:
         relations or unbounded domains): what :meth:`pairs` adds given a domain."""
         return _across(self.kind, domain, list(self.pairs(lengths=(length,),
                                                           both_orders=False)))
+
+
+def _ask(predicate: Callable, a: np.ndarray, b: np.ndarray) -> bool:
+    """A custom relation's answer for ``(a, b)``, or one sentence when the predicate raises
+    or answers something that is not one truth value."""
+    try:
+        got = predicate(a, b)
+    except Exception as e:  # the user's code: any error is reported, not propagated
+        raise NeighborError(
+            f"the custom neighbor relation's predicate raised {type(e).__name__} on "
+            f"{fmt_vec(a)} and {fmt_vec(b)}: {e}; fix the predicate(x, x2) so that it returns "
+            "True or False for any two inputs.") from None
+    if isinstance(got, (bool, np.bool_)) or (isinstance(got, (int, np.integer))
+                                             and got in (0, 1)):
+        return bool(got)
+    raise NeighborError(
+        f"the custom neighbor relation's predicate returned {type(got).__name__} "
+        f"{_short(got)} on {fmt_vec(a)} and {fmt_vec(b)}; it must return True or False.")
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _domain_lengths(domain: Any, lengths: tuple[int, ...]) -> tuple[int, ...]:

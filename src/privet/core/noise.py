@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import GridTooLargeError, NoiseError, NotEnumerableError, ReplayError
+from .errors import GridTooLargeError, NoiseError, NotEnumerableError, ReplayError, advice
 from .text import fmt_num, fmt_value, fmt_vec
 
 Shape = tuple[int, ...]
@@ -131,6 +131,8 @@ class Dist:
         if k == "geometric":
             lo, hi = p.get("low"), p.get("high")
             if lo is not None and hi is not None:
+                if int(hi) - int(lo) + 1 > LISTED_SUPPORT:
+                    return self._censored_geometric(rng, shape)
                 return self._inverse_cdf(rng, shape)
             # two-sided geometric = difference of two one-sided geometrics, each the floor of
             # an exponential with rate -ln(alpha)
@@ -153,6 +155,22 @@ class Dist:
             return values[self._inverse_cdf(rng, shape, index=True)]
         raise NoiseError(f"unknown noise family {k!r}.")  # pragma: no cover
 
+    def _censored_geometric(self, rng: np.random.Generator, shape: Shape) -> np.ndarray:
+        """One uniform per draw through the closed-form inverse distribution function of the
+        two-sided geometric (F(k) = alpha^-k / (1 + alpha) below 0, 1 - alpha^(k+1) /
+        (1 + alpha) from 0), clipped to [low, high]: the censored law, as
+        :meth:`_inverse_cdf` draws it, without listing a support of millions of values."""
+        p = self.params
+        a = float(p["alpha"])
+        u = rng.random(size=shape)
+        la = math.log(a)
+        with np.errstate(divide="ignore"):
+            below = u < a / (1 + a)  # F(-1)
+            neg = -(np.ceil(np.log(np.maximum(u, 1e-300) * (1 + a)) / la) - 1)
+            pos = np.floor(np.log((1 - u) * (1 + a)) / la)
+        k = np.where(below, np.minimum(neg, -1), np.maximum(pos, 0))
+        return np.clip(k, int(p["low"]), int(p["high"])).astype(np.int64)
+
     def _inverse_cdf(self, rng: np.random.Generator, shape: Shape, index: bool = False
                      ) -> np.ndarray:
         """One uniform per draw through the cumulative distribution of a finite support."""
@@ -164,6 +182,22 @@ class Dist:
         return idx if index else np.asarray(values)[idx]
 
     # -- exact support -------------------------------------------------------------------
+    def support_size(self) -> int:
+        """How many values :meth:`support` lists, without listing them (a geometric on
+        [0, 10^7] has ten million)."""
+        p = self.params
+        if not self.is_finite:
+            self.support()  # its sentence: continuous or unbounded
+        if self.kind == "bernoulli":
+            return 2
+        if self.kind == "permutation":
+            return math.factorial(int(p["m"]))
+        if self.kind == "discrete":
+            return len(p["values"])
+        if self.kind == "geometric":
+            return int(p["high"]) - int(p["low"]) + 1
+        return len(self.support()[0])
+
     def support(self, exact: bool = False) -> tuple[np.ndarray, list]:
         """Finite support ``(values, probs)``; probs are Fractions when ``exact``."""
         if not self.is_finite:
@@ -239,6 +273,9 @@ class Dist:
 
 
 DGAUSS_TAIL = 2.0 ** -120  # mass of N_Z(0, s2) left out of its enumerated support
+
+
+LISTED_SUPPORT = 1 << 16  # a bounded geometric wider than this is drawn in closed form
 
 
 def discrete_gaussian_support(sigma2: Any) -> tuple[np.ndarray, list]:
@@ -726,23 +763,24 @@ class Enumerate(Noise):
                 d.same_as(cd) and sh == csh
                 for (d, sh), (cd, csh) in zip(probe.draws, self._draws)):
             return
-        self._draws = list(probe.draws)
-        factors = []
+        grid = 1
         for i, (dist, shape) in enumerate(probe.draws):
-            try:
-                values, probs = dist.support(exact=self.exact)
+            try:  # sized before any support is listed (a geometric on [0, 10^7])
+                grid *= dist.support_size() ** int(np.prod(shape, dtype=np.int64))
             except NotEnumerableError as err:
                 raise NotEnumerableError(f"draw #{i + 1}: {err}") from None
-            factors.append((dist, shape, np.asarray(values), probs))
-        sizes = []
-        for _dist, shape, values, _ in factors:
-            sizes.extend([len(values)] * int(np.prod(shape, dtype=np.int64)))
-        grid = math.prod(sizes) if sizes else 1
         if grid > self.cap:
             raise GridTooLargeError(
                 f"exact enumeration needs {grid:,} joint noise outcomes, above the cap of "
-                f"{self.cap:,}; raise the cap or use the BDD backend of privet.exact."
+                f"{self.cap:,}; " + advice("raise the cap (cap=...) or use the BDD backend "
+                                           "(backend='bdd')",
+                                           "use the BDD backend (--backend bdd)") + "."
             )
+        self._draws = list(probe.draws)
+        factors = []
+        for dist, shape in probe.draws:
+            values, probs = dist.support(exact=self.exact)
+            factors.append((dist, shape, np.asarray(values), probs))
         self.size = grid
         tape = Tape()
         per_coord: list[np.ndarray] = []  # one probability vector per scalar noise coordinate

@@ -51,40 +51,89 @@ def probe_input(mech: Any, length: int | None = None) -> np.ndarray | None:
 
 def check_noise_only(mech: Any, x: Any = None, args: Mapping[str, Any] | None = None,
                      length: int | None = None) -> None:
-    """Raise :class:`MechanismError` when a mechanism written against the noise API gives
-    different outputs on ``x`` (default :func:`probe_input`) for the same noise draws: it
-    draws randomness outside ``noise``; then check its outputs against its declared schema
-    (:func:`check_declared_output`). Black boxes (which bring their own randomness by
-    design), mechanisms that fail on the probe (the engine reports that itself) and
-    inputs outside the domain pass unchecked."""
-    if getattr(mech, "kind", None) != "native":
-        return
+    """Raise :class:`MechanismError` when a mechanism's randomness is not what the engines
+    assume, on ``x`` (default :func:`probe_input`):
+
+    * written against the noise API, it gives different outputs for the same noise draws:
+      it draws randomness outside ``noise``;
+    * of any kind, its outputs vary from sample to sample but come out the same for two
+      different seeds: a generator seeded inside it, or answers cached between calls, so
+      privet's "fresh" samples would repeat the same draws and a certificate read off them
+      would count one draw many times (a cached Laplace count certified ε ≥ 8.5 when its
+      true ε is 1) -- a mechanism without randomness (every sample alike) passes;
+
+    then check its outputs against its declared schema (:func:`check_declared_output`).
+    Mechanisms that fail on the probe (the engine reports that itself) and inputs outside
+    the domain pass unchecked."""
+    kind = getattr(mech, "kind", None)
     try:
         data = probe_input(mech, length) if x is None else mech.domain.check(x)
     except PrivetError:
         return
     if data is None:
         return
+    rows = PROBE_ROWS if kind in ("native", "vectorized") else PROBE_ROWS // 4  # a call each
+    # native: twice with one seed, then once with another (compared with the first);
+    # black boxes: two seeds
+    seeds = (PROBE_SEED, PROBE_SEED) if kind == "native" else (PROBE_SEED,)
     try:
-        runs = [mech.run(Sampler(np.random.default_rng(PROBE_SEED), PROBE_ROWS), data, args,
-                         check_input=False) for _ in range(2)]
+        runs = [np.asarray(mech.run(Sampler(np.random.default_rng(s), rows), data, args,
+                                    check_input=False))
+                for s in seeds + (PROBE_SEED + 1,)]
     except PrivetError:
         return
-    a, b = (np.asarray(r) for r in runs)
+    if len(seeds) == 2:
+        a, b = runs[0], runs[1]
+        if not _same(a, b):
+            raise MechanismError(
+                f"mechanism {mech.name!r} gave different outputs for the same noise draws "
+                f"(on input {data.tolist()}), so it draws randomness outside privet's noise "
+                "object (np.random, random or a generator of its own), which privet cannot "
+                "see; draw it from noise (noise.uniform, noise.laplace, ...), or test a "
+                "version without the noise argument as a black box (privet.from_blackbox, "
+                "privet.from_vectorized).")
+    c, d = runs[0], runs[-1]
+    if _varies(c) and _same(c, d):
+        where = ("privet's noise object" if kind == "native" else
+                 "the generator privet passes it, NumPy's global generator or one created "
+                 "unseeded per call")
+        raise MechanismError(
+            f"mechanism {mech.name!r} returned the same varying outputs for two different "
+            f"seeds (on input {data.tolist()}), so its randomness is not fresh (a generator "
+            "seeded inside it, or answers cached between calls) and its samples would repeat "
+            f"the same draws; draw its randomness from {where}.")
+    check_declared_output(mech, runs[0], data)
+
+
+VARYING_ROWS = 4  # rows unlike the commonest row, for outputs that "vary" (see _varies)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
     # floats within round-off count as the same: a threaded BLAS may sum in another order
     # from run to run, while randomness taken elsewhere changes outputs wholesale
-    same = a.shape == b.shape and (
-        bool(np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True)) if a.dtype.kind in "fc"
-        else np.array_equal(a, b))
-    if same:
-        check_declared_output(mech, a, data)
-    else:
-        raise MechanismError(
-            f"mechanism {mech.name!r} gave different outputs for the same noise draws (on "
-            f"input {data.tolist()}), so it draws randomness outside privet's noise object "
-            "(np.random, random or a generator of its own), which privet cannot see; draw it "
-            "from noise (noise.uniform, noise.laplace, ...), or test a version without the "
-            "noise argument as a black box (privet.from_blackbox, privet.from_vectorized).")
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fc" and b.dtype.kind in "fc":
+        return bool(np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True))
+    try:
+        return bool(np.array_equal(a, b))
+    except (TypeError, ValueError):
+        return False
+
+
+def _varies(a: np.ndarray) -> bool:
+    """At least :data:`VARYING_ROWS` rows unlike the commonest one. Two fresh runs that vary
+    so agree row for row by chance with probability at most 4e-5 at 16 rows (one call each
+    for a per-sample black box; two values of probabilities 0.72 and 0.28 are the worst
+    case) and 7e-8 at 64 rows."""
+    if a.ndim == 0 or len(a) < 2 * VARYING_ROWS:
+        return False
+    try:
+        rows = np.asarray(a, dtype=float).reshape(len(a), -1)
+    except (TypeError, ValueError):
+        return False
+    _, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    return len(a) - int(counts.max()) >= VARYING_ROWS
 
 
 def check_declared_output(mech: Any, out: np.ndarray, x: Any = None) -> None:

@@ -266,6 +266,8 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                  "design": _design_text(session), "looks": outcome.look + 1,
                  "stopped": "interrupted during the classifier attack" if cut
                  else ("StatDP's test " if attack is not None else "") + _stopped(outcome)
+                 + (" at its own level, not after the correction for both families"
+                    if joined and not decided and outcome.step.decision == REJECT else "")
                  + attack_note, "interrupted": stopped},
     )
     return mark_interrupted(result) if interrupted(curve) or cut else result

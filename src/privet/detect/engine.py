@@ -66,7 +66,16 @@ from ..stats.sequential import (
 )
 from . import trace as tr
 from .histograms import event_histograms
-from .space import NoEventError, Plan, Reducer, build_plan, count_events, infer_schema, rows_of
+from .space import (
+    NoEventError,
+    Plan,
+    Reducer,
+    build_plan,
+    count_events,
+    infer_schema,
+    rows_of,
+    separating_entries,
+)
 
 PILOT = 2_000
 SHORTLIST = 3          # events per pair given the exact p-value during selection
@@ -624,6 +633,7 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
         raise InputError(f"the significance level must lie in (0, 1), got {alpha!r}: give "
                          + advice("alpha=0.05", "--alpha 0.05") + " or another level.")
     seed = as_seed(seed)  # an int, recorded in the result: seed=None runs replay too
+    mech.neighbors.require_pairs(given=inputs is not None)
     planned, path, notes = generate_inputs(mech, inputs, args)
     sources: list[Source] = []
     lookup: dict = {}
@@ -661,7 +671,7 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
         drawn += int(red.n)
         pilots.append((_Label(s.x), s.pilot))
     try:
-        plans = _build_plans(mech, sources, pairs, pilots)
+        plans = _build_plans(mech, sources, pairs, pilots, notes)
     except BaseException:
         shared.shutdown()
         raise
@@ -675,8 +685,10 @@ def open_session(mechanism: Any, *, inputs=None, args=None, n_select: int = 100_
     return session
 
 
-def _build_plans(mech: Mechanism, sources: list, pairs: list, pilots: list) -> list[Plan]:
-    """One search space per output shape (inputs of length 5 and 10 give different widths)."""
+def _build_plans(mech: Mechanism, sources: list, pairs: list, pilots: list,
+                 notes: list | None = None) -> list[Plan]:
+    """One search space per output shape (inputs of length 5 and 10 give different widths);
+    ``notes`` gets a line per wide output whose coordinate events were narrowed."""
     shapes: dict = {}
     for s in sources:
         s.group = shapes.setdefault(tuple(s.pilot.shape[1:]), len(shapes))
@@ -714,7 +726,13 @@ def _build_plans(mech: Mechanism, sources: list, pairs: list, pilots: list) -> l
         # outputs have none)
         pooled = np.empty((0, schema.width)) if schema.categorical else \
             np.concatenate([rows_of(pilots[i][1]).astype(float) for i in members], axis=0)
-        plans.append(build_plan(schema, pooled, np.array(refs)))
+        entries = separating_entries(schema, [(sources[p.s1].pilot, sources[p.s2].pilot)
+                                              for p in pairs if p.group == g])
+        if entries is not None and notes is not None:
+            notes.append(f"coordinate events on the {len(entries)} of {schema.width:,} output "
+                         "entries the pilot samples separate most (the statistics over all "
+                         "entries read every one)")
+        plans.append(build_plan(schema, pooled, np.array(refs), entries))
     return plans
 
 

@@ -48,7 +48,7 @@ def _label(f: Feature, refs: np.ndarray) -> str:
         return "length(ω)"
     if f.kind == "catcoord":
         return f"ω[{f.coord}]"
-    return ev._stat_name(f.stat, f.coord if f.stat == "coord" else None)
+    return ev.stat_name(f.stat, f.coord if f.stat == "coord" else None)
 
 
 def _ints(v: np.ndarray) -> list[int]:

@@ -31,7 +31,8 @@ from ..core.errors import MechanismError, PrivetError
 from ..core.events import Event
 from ..core.mechanism import ABORTED, FALSE
 from ..core.noise import value_codes
-from ..core.text import fmt_value, fmt_vec
+from ..core.text import fmt_num, fmt_value, fmt_vec
+from ..stats.counts import column_ks
 
 LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3,
           0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.925, 0.95,
@@ -40,6 +41,9 @@ CROSS_LEVELS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
 MAX_CATEGORIES = 12
 FINE_BINS = 800
 MAX_CACHED_ROWS = 100_000  # distinct categorical output rows whose codes a plan keeps
+WIDE_ENTRIES = 64          # wider outputs get coordinate events on ...
+ENTRY_EVENTS = 64          # ... this many entries, those the pilot samples separate most
+RANK_ELEMENTS = 1 << 22    # entries of each pilot read to rank them, at most (and >= 256 rows)
 
 
 class NoEventError(PrivetError):
@@ -337,6 +341,13 @@ class FiniteInterval(ev.Interval):
         s = ev.statistic(outputs, self.stat, self.coord)
         return np.isfinite(s) & (s > self.low) & (s <= self.high)
 
+    def describe(self):
+        # "ω[0] > 2" would read as holding the +∞ (ABORTED) entries too: it does not
+        name = ev.stat_name(self.stat, self.coord)
+        if self.high == math.inf and self.low > -math.inf:
+            return f"{fmt_num(self.low)} < {name} < ∞"
+        return ev.interval_text(name, self.low, self.high)
+
 
 @dataclass(frozen=True, eq=True)
 class HammingRange(Event):
@@ -442,9 +453,35 @@ def _positions(values: np.ndarray, edges: np.ndarray, levels, integer: bool) -> 
     return np.unique(np.r_[0, pos, last])
 
 
-def build_plan(schema: Schema, pilot_rows: np.ndarray, refs: np.ndarray) -> Plan:
-    """Features and candidates for outputs of this schema (pilot rows pooled over inputs)."""
+def separating_entries(schema: Schema, pilot_pairs: list[tuple[np.ndarray, np.ndarray]],
+                       wide: int = WIDE_ENTRIES, keep: int = ENTRY_EVENTS
+                       ) -> np.ndarray | None:
+    """For outputs wider than ``wide`` entries, the ``keep`` entries (in order) whose values
+    differ most between the pilot samples of some pair -- the largest two-sample
+    Kolmogorov-Smirnov distance of the entry over the pairs (on at most
+    :data:`RANK_ELEMENTS` entries of each pilot); None for narrower outputs (every entry
+    gets coordinate events). StatDP's coordinate events on ten thousand entries took
+    minutes and tens of gigabytes per look; the entries a change of input moves are the
+    ones its pilots separate (the pilot only chooses events, which the final test's fresh
+    samples judge), and the statistics over all entries (Hamming distance, counts, avg,
+    min, max) still read every entry."""
+    if schema.width <= wide:
+        return None
+    rows = max(256, RANK_ELEMENTS // schema.width)
+    score = np.zeros(schema.width)
+    for p1, p2 in pilot_pairs:
+        ks = column_ks(rows_of(p1)[:rows], rows_of(p2)[:rows])
+        np.maximum(score, np.nan_to_num(ks), out=score)
+    return np.sort(np.argsort(-score, kind="stable")[:keep])
+
+
+def build_plan(schema: Schema, pilot_rows: np.ndarray, refs: np.ndarray,
+               entries: np.ndarray | None = None) -> Plan:
+    """Features and candidates for outputs of this schema (pilot rows pooled over inputs);
+    ``entries``: the coordinates that get coordinate events (all when None,
+    :func:`separating_entries`)."""
     m = schema.width
+    coords = range(m) if entries is None else [int(c) for c in entries]
     feats: list[Feature] = []
     cats: list[Feature] = []
     if schema.categorical:
@@ -455,7 +492,7 @@ def build_plan(schema: Schema, pilot_rows: np.ndarray, refs: np.ndarray) -> Plan
                 cats.append(Feature("count", m + 1, value=float(v)))
         vals = tuple(sorted(schema.values + ((FALSE,) if schema.has_false else ()) +
                             ((ABORTED,) if schema.has_aborted else ())))
-        for c in range(m):
+        for c in coords:
             cats.append(Feature("catcoord", len(vals) + 1, coord=c, values=vals))
     elif schema.has_false and m > 1:
         cats.append(Feature("count", m + 1, value=float(FALSE)))
@@ -463,7 +500,7 @@ def build_plan(schema: Schema, pilot_rows: np.ndarray, refs: np.ndarray) -> Plan
         cats.append(Feature("length", m + 1))
     nums: list[Feature] = []
     if not schema.categorical:
-        stats = [("coord", c) for c in range(m)]
+        stats = [("coord", c) for c in coords]
         if m > 1:
             stats += [("avg", None), ("min", None), ("max", None)]
         seen: dict[bytes, list[np.ndarray]] = {}
@@ -641,4 +678,4 @@ def count_events(plan: Plan, hist: np.ndarray, index: np.ndarray | None = None) 
 
 
 __all__ = ["NoEventError", "Plan", "Reducer", "Schema", "build_plan", "count_events",
-           "infer_schema", "rows_of"]
+           "infer_schema", "rows_of", "separating_entries"]

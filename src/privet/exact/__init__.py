@@ -54,6 +54,7 @@ from ..core.mechanism import Mechanism
 from ..core.noise import DEFAULT_ENUMERATION_CAP
 from ..core.results import AccuracyBound, ExactBound
 from ..core.safe import power_count
+from ..core.text import fmt_vec
 from . import programs, sets
 from .algorithms import (
     DEFAULT_INPUT_CAP,
@@ -163,10 +164,26 @@ def closed_form(e_epsilon: Any) -> str:
     return f"ln({float(e_epsilon):.10g})"
 
 
-def _domain_text(target: Target, xs: np.ndarray | None, restricted: str | None) -> str:
+GIVEN_SHOWN = 6  # given inputs listed by the domain text, at most
+
+
+def _given(inputs: Any) -> bool:
+    """The caller listed the inputs (not a built-in set by name, not the whole domain)."""
+    return inputs is not None and not isinstance(inputs, str)
+
+
+def _domain_text(target: Target, xs: np.ndarray | None, restricted: str | None,
+                 given: bool = False) -> str:
+    """What a verdict covers: the restricted set, else the inputs checked (``given``: the
+    caller's own inputs, listed, not the whole domain they lie in), with the relation."""
     obj = target.obj
     if restricted:
         return restricted
+    if given and xs is not None:
+        shown = ", ".join(fmt_vec(x) for x in xs[:GIVEN_SHOWN])
+        more = f", ... ({len(xs):,} in all)" if len(xs) > GIVEN_SHOWN else ""
+        return (f"the given input{'' if len(xs) == 1 else 's'} {shown}{more} only; "
+                f"neighbors: {target.neighbors.describe()}")
     if isinstance(obj, Program):
         whole = f"all {obj.length}-lists of integers in [{obj.low}, {obj.high}]"
     else:
@@ -359,7 +376,8 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
         details["noise_variables"] = t.compiled.n_noise
     return ExactBound(
         mechanism=t.name, epsilon=eps, e_epsilon=e, witness=_witness(res.witness),
-        domain=_domain_text(t, xs, restricted), claimed_epsilon=t.claimed_epsilon,
+        domain=_domain_text(t, xs, restricted, given=_given(inputs)),
+        claimed_epsilon=t.claimed_epsilon,
         backend=t.backend, seconds=time.perf_counter() - start, details=details,
     )
 
@@ -494,7 +512,8 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
         mechanism=t.name, alpha=float(alpha), one_minus_beta=res.one_minus_beta,
         worst_input=tuple(res.worst), top_k=tuple((tuple(x), v) for x, v in
                                                   res.ranked[:max(1, int(top_k))]),
-        domain=label or _domain_text(t, xs, None), backend=t.backend,
+        domain=label or _domain_text(t, xs, None, given=_given(inputs)),
+        backend=t.backend,
         seconds=time.perf_counter() - start, details=details,
     )
 
@@ -549,7 +568,8 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
     return ExactBound(
         mechanism=t.name, epsilon=float(epsilon), e_epsilon=math.exp(epsilon),
         witness=(table.xs[i].tolist(), table.xs[j].tolist(), None),
-        domain=_domain_text(t, xs, None), delta=d, claimed_epsilon=t.claimed_epsilon,
+        domain=_domain_text(t, xs, None, given=_given(inputs)), delta=d,
+        claimed_epsilon=t.claimed_epsilon,
         backend=t.backend, seconds=time.perf_counter() - start, details=details,
     )
 

@@ -109,7 +109,7 @@ class Target:
                     f"has {err}"
                 ) from None
             except GridTooLargeError as err:
-                raise GridTooLargeError(f"mechanism {mech.name!r}: {err}") from None
+                raise err.with_prefix(f"mechanism {mech.name!r}: ") from None
         elif self.backend == "counting":
             d = self.counted.distribution(x)
         elif self.backend == "bdd-fixed":
@@ -237,6 +237,11 @@ def require_discrete_noise(mech: Mechanism, length: int | None,
         pass  # any other problem is reported where it arises, with its own sentence
 
 
+ADD_REMOVE = ("add/remove neighbors change the input length, and privet exact compares inputs "
+              "of one length only; check the mechanism with privet search (it confirms a "
+              "violation exactly when the noise is finite) or privet detect.")
+
+
 def check_domain_size(name: str, values: int, length: int, input_cap: int) -> None:
     """Raise :class:`GridTooLargeError` when a whole domain of ``values`` per entry at
     ``length`` has more than ``input_cap`` inputs (every backend refuses it: before any
@@ -260,6 +265,8 @@ def input_grid(target: Target, inputs: Iterable | None = None,
         if not rows:
             raise InputError("the list of inputs is empty.")
         if len({len(r) for r in rows}) != 1:
+            if getattr(target.neighbors, "kind", None) == "add_remove":
+                raise NeighborError(ADD_REMOVE)
             raise InputError("all inputs must have the same length.")
         for r in rows:
             _check_input(target, r)
@@ -274,6 +281,8 @@ def input_grid(target: Target, inputs: Iterable | None = None,
 def grid_axes(target: Target) -> tuple[range, int]:
     """The values of one input coordinate and the input length of the whole domain grid."""
     obj = target.obj
+    if getattr(getattr(obj, "neighbors", None), "kind", None) == "add_remove":
+        raise NeighborError(ADD_REMOVE)
     if isinstance(obj, Program):
         length, values = obj.length, range(obj.low, obj.high + 1)
     else:
@@ -316,9 +325,7 @@ def neighbor_pairs(neighbors: Neighbors, xs: np.ndarray, chunk: int = 256
     n = len(xs)
     X = np.asarray(xs, dtype=float)
     if neighbors.kind == "add_remove":
-        raise NeighborError(
-            "add/remove neighbors change the input length; give the pairs to check with pairs=."
-        )
+        raise NeighborError(ADD_REMOVE)
     if neighbors.kind == "custom":
         if n * n > 4_000_000:
             raise GridTooLargeError(

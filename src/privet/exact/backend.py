@@ -12,7 +12,10 @@ cheaper and says why in one sentence. Callers that want to decide before running
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import NotEnumerableError, ParameterError, PrivetError
+from ..core.errors import (
+    GridTooLargeError,
+    NotEnumerableError,
+    ParameterError,
+    PrivetError,
+    advice,
+)
 from ..core.mechanism import Mechanism
 from ..core.noise import DEFAULT_ENUMERATION_CAP, _Probe
 from .bdd import Compiled, Program
@@ -35,6 +44,35 @@ BDD_SECONDS_PER_BLOCK_ROW = 1.5e-8   # one independent block for one query row
 BDD_SECONDS_PER_NODE = 2e-5          # per node and batch of queries (Python overhead)
 BDD_BATCH = 1 << 18
 TRIVIAL_SECONDS = 0.02               # below this, enumeration needs no trial compile
+TRIAL_SECONDS = 15.0                 # "auto" gives the BDD's trial compile this long
+
+
+class TrialTimeout(BaseException):
+    """The trial compile of the "auto" backend ran out of its time (a BaseException, as
+    KeyboardInterrupt is: the compile's handlers of every Exception must not catch it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Raise :class:`TrialTimeout` in this (main) thread once ``seconds`` have passed, between
+    two Python steps of the compile (a CUDD operation is short; the compile is a Python loop
+    over them). Elsewhere than the main thread, no limit."""
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TrialTimeout
+
+    old = signal.signal(signal.SIGALRM, stop)
+    # again every half second after the first, should some handler swallow one
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 @dataclass
@@ -65,9 +103,7 @@ def grid_size(mech: Mechanism, length: int, args: Mapping[str, Any] | None = Non
             why = "continuous" if not dist.is_discrete else "unbounded (give low and high)"
             raise NotEnumerableError(f"draw #{i + 1}: noise {dist.describe()} is {why}, so it "
                                      "cannot be enumerated exactly.")
-        k = math.factorial(int(dist.params["m"])) if dist.kind == "permutation" else \
-            len(dist.support()[0])
-        total *= k ** int(np.prod(shape, dtype=np.int64))
+        total *= dist.support_size() ** int(np.prod(shape, dtype=np.int64))
     return total, width
 
 
@@ -93,19 +129,48 @@ def choose_backend(mech: Mechanism, *, backend: str = "auto", fractions: bool = 
     ``backend`` "auto" compares the estimated costs; "bdd" (or "bdd-fixed") compiles or
     raises :class:`~privet.exact.compile.CompileError` with the reason. ``n_outputs`` is the
     number of outputs queried per input (default: the diagram's whole output space).
-    """
+    "auto" gives the trial compile :data:`TRIAL_SECONDS`: a diagram that does not finish
+    by then falls back to Enumerate, or, when enumeration is above ``cap`` too, is refused
+    in one sentence (it used to grow for many minutes and gigabytes)."""
+    if backend != "auto":
+        return _choose(mech, backend, fractions, args, length, n_inputs, n_outputs, cap)
+    try:
+        with time_limit(TRIAL_SECONDS):
+            return _choose(mech, backend, fractions, args, length, n_inputs, n_outputs, cap)
+    except TrialTimeout:
+        pass
+    try:
+        grid, _ = grid_size(mech, length, args)
+    except PrivetError:
+        grid = None
+    if grid is not None and grid <= cap:
+        return Choice("enumerate", f"enumerate ({grid:,} joint noise outcomes x {n_inputs:,} "
+                      f"inputs; the BDD's trial compile did not finish in "
+                      f"{TRIAL_SECONDS:g} s)")
+    many = "" if grid is None else f": enumeration needs {grid:,} joint noise outcomes " \
+        f"(above the cap of {cap:,})"
+    raise GridTooLargeError(
+        f"exact inference of {mech.name!r} is beyond both backends{many}, and the BDD's "
+        f"trial compile did not finish in {TRIAL_SECONDS:g} s; check a shorter input or "
+        "fewer noise draws, or compile without this limit ("
+        + advice("backend='bdd'", "--backend bdd") + ").")
+
+
+def _choose(mech: Mechanism, backend: str, fractions: bool, args: Mapping[str, Any] | None,
+            length: int, n_inputs: int, n_outputs: int | None, cap: int) -> Choice:
     if backend not in ("auto", "bdd", "bdd-fixed"):
         raise ParameterError(f"unknown backend {backend!r}; use auto, enumerate, bdd or "
                              "bdd-fixed.")
     est: dict[str, float] = {}
     grid = None
+    probe_error: PrivetError | None = None  # the probe run's sentence, if it failed
     if backend == "auto":
         try:
             grid, width = grid_size(mech, length, args)
         except NotEnumerableError:
             raise
-        except PrivetError:
-            grid = None
+        except PrivetError as err:
+            grid, probe_error = None, err
         if grid is not None and grid > cap:
             grid = None           # above the enumeration cap: Enumerate would refuse
         if grid is not None:
@@ -117,6 +182,8 @@ def choose_backend(mech: Mechanism, *, backend: str = "auto", fractions: bool = 
     try:
         prog = as_program(mech, args, length)
     except CompileError as err:
+        if probe_error is not None and backend == "auto":
+            raise probe_error from None  # both failed: the run's own sentence says why
         if backend != "auto" or grid is None:
             raise
         return Choice("enumerate", f"enumerate (cannot compile: {str(err).rstrip('.')})",
@@ -162,6 +229,8 @@ def choose_backend(mech: Mechanism, *, backend: str = "auto", fractions: bool = 
         if backend != "auto":
             raise CompileError(f"mechanism {mech.name!r} cannot be compiled to a BDD: "
                                f"{err}") from None
+        if probe_error is not None:
+            raise probe_error from None  # both failed: the run's own sentence says why
         if grid is None:
             raise CompileError(f"mechanism {mech.name!r} cannot be compiled to a BDD: "
                                f"{err}") from None

@@ -223,12 +223,18 @@ def parametric_check(sc: Scenario, eps: Budget, k: int, timeout: float = 30.0,
     solvers: set[str] = set()
     queries = 0
     unknown: list = []
+    out_of_time = False
     for seq, gd in g.items():
         if not gd:
             continue
         for a, b in sc.pairs:
             if not any(d in weights[a] for d in gd):
                 continue  # Pr(w | a) = 0 cannot exceed anything
+            if time.perf_counter() - t0 >= timeout:
+                # the length's time is used up: the queries left are undecided, not tried
+                # longer (each used to get a floor of 0.2 s and an unbounded branch-and-bound)
+                out_of_time = True
+                break
             queries += 1
             F = None
             if polys is not None:  # F = c Z_a N_b - Z_b N_a; a violation is F < 0
@@ -246,7 +252,7 @@ def parametric_check(sc: Scenario, eps: Budget, k: int, timeout: float = 30.0,
                 lhs = Z[b] * z3.Sum(Na)
                 rhs = rv(c_lo) * Z[a] * (z3.Sum(Nb) if Nb else rv(0))
                 cons = dom + [Z[a] > 0, Z[b] > 0, lhs > rhs]
-            remaining = max(0.2, min(query_timeout, timeout - (time.perf_counter() - t0)))
+            remaining = max(0.05, min(query_timeout, timeout - (time.perf_counter() - t0)))
             status, model, solver = _solve(cons, remaining, nonlinear=bool(env))
             solvers.add(solver)
             if status == "sat":
@@ -258,7 +264,8 @@ def parametric_check(sc: Scenario, eps: Budget, k: int, timeout: float = 30.0,
                 unknown.append((a, b, seq, "z3 model did not survive the exact re-check"))
             elif status == "unknown":
                 if F is not None:
-                    res = bernstein_bnb(sc, eps, a, b, seq, F, max_boxes=bnb_boxes)
+                    res = bernstein_bnb(sc, eps, a, b, seq, F, max_boxes=bnb_boxes,
+                                        deadline=t0 + timeout)
                     how = "Bernstein branch-and-bound"
                 else:
                     res = branch_and_bound(sc, eps, a, b, seq, gd, max_boxes=bnb_boxes)
@@ -269,7 +276,14 @@ def parametric_check(sc: Scenario, eps: Budget, k: int, timeout: float = 30.0,
                                       how, queries=queries)
                 if res[0] == "unknown":
                     unknown.append((a, b, seq, "solver timeout; branch-and-bound inconclusive"))
+        if out_of_time:
+            break
     path = " + ".join(sorted(solvers)) or "exact enumeration"
+    if out_of_time:
+        where = f" ({len(unknown)} more undecided)" if unknown else ""
+        return SmtOutcome("unknown", k, solver=path, queries=queries,
+                          message=f"solver time of {timeout:g} s used up after {queries} "
+                                  f"(pair, sequence) queries{where}; raise the timeout")
     if unknown:
         a, b, seq, why = unknown[0]
         return SmtOutcome("unknown", k, sc.hmm.decode(seq), (a, b), solver=path,
@@ -322,7 +336,8 @@ def bernstein_coefficients(A: np.ndarray, box: list) -> np.ndarray:
 
 
 def bernstein_bnb(sc: Scenario, eps: Budget, a: str, b: str, seq: tuple, F: Poly,
-                  max_boxes: int = 4000) -> tuple[str, dict, tuple | None]:
+                  max_boxes: int = 4000, deadline: float | None = None
+                  ) -> tuple[str, dict, tuple | None]:
     """Prove F >= 0 on the parameter box by Bernstein bounds and subdivision (sound, exact).
 
     A box is proved when all its Bernstein coefficients are >= 0 (exact Fractions, so zeros
@@ -336,8 +351,8 @@ def bernstein_bnb(sc: Scenario, eps: Budget, a: str, b: str, seq: tuple, F: Poly
     while stack:
         box = stack.pop()
         boxes += 1
-        if boxes > max_boxes:
-            return "unknown", {}, None
+        if boxes > max_boxes or (deadline is not None and time.perf_counter() > deadline):
+            return "unknown", {}, None  # out of boxes or of the length's time
         coef = bernstein_coefficients(A, box)
         if min(coef.flat) >= 0:
             continue

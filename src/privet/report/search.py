@@ -83,7 +83,8 @@ ATTACK_SHOWN = 5  # screened pairs shown besides the finalists
 def attack_table(trace: list[dict]) -> Fit:
     """The classifier attack's search: the best screened pairs (held-out estimate of the
     projected bound) and the finalists (value on their selection sample)."""
-    screened = sorted((r for r in trace if r.get("stage") not in ("select", "squeeze")),
+    screened = sorted((r for r in trace if r.get("stage") not in ("select", "squeeze",
+                                                                   "sweep")),
                       key=lambda r: -(r.get("value") if r.get("value") is not None
                                       else float("-inf")))
     shown = screened[:ATTACK_SHOWN] + [r for r in trace if r.get("stage") == "select"]
@@ -92,8 +93,11 @@ def attack_table(trace: list[dict]) -> Fit:
              f"{r['n']:,}" if r.get("n") else "", f"{r.get('seconds', 0):.1f}"]
             for r in shown]
     best = min(ATTACK_SHOWN, len(screened))
-    title = (f"attack search ({len(screened)} pairs screened, best {best} shown; finalists "
-             "on fresh samples)")
+    swept = next((r for r in trace if r.get("stage") == "sweep"), None)
+    sweep = "" if swept is None else (f"; {swept.get('probed', 0)} one-entry pairs probed, "
+                                      "the most separating screened")
+    title = (f"attack search ({len(screened)} pairs screened, best {best} shown{sweep}; "
+             "finalists on fresh samples)")
     return table(title, ["stage", "pattern", "x", "x′", "projected ε", "model", "n", "s"],
                  rows)
 

@@ -304,8 +304,15 @@ def _swap(m: Moments) -> Moments:
 
 
 def _random_triple(mech, rng, args, opts, informed: bool = False):
-    x = random_input(mech, rng, opts["length"], opts["input_range"])
-    x2 = random_neighbor(mech, x, rng)
+    if mech.neighbors.kind == "custom":
+        # a custom relation's pairs are the ones it suggests, or the start's (the predicate
+        # alone cannot make a neighbor of a random input; an unrelated x and x' are not
+        # neighbors)
+        pairs = opts["custom_pairs"]
+        x, x2 = pairs[rng.integers(len(pairs))]
+    else:
+        x = random_input(mech, rng, opts["length"], opts["input_range"])
+        x2 = random_neighbor(mech, x, rng)
     event = _contrast_event(mech, x, x2, rng, args) if informed and rng.random() < 0.5 else None
     if event is None:
         event = random_event(mech, x if rng.random() < 0.5 else x2, rng, args,
@@ -793,6 +800,11 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
     opts = _options(mech, iterations, confidence, "auto" if random_only else method,
                     n_confirm, dict(options))
     starting = _check_start(mech, start) if start is not None else None
+    mech.neighbors.require_pairs(given=starting is not None)
+    if mech.neighbors.kind == "custom":
+        opts["custom_pairs"] = [
+            tuple(mech.domain.check(v) for v in (p.d1, p.d2))
+            for p in mech.neighbors.pairs(both_orders=True)] or [starting[:2]]
     if starting is not None and starting[2] is None and mech.supports("replay"):
         # a pair without an event: the classifier attack chooses the event (its witness
         # search keeps the pair among its finalists); DP-Finder's iterations start at random

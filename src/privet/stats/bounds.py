@@ -160,7 +160,11 @@ def _moved(n11, n10, n01, n, shrink: float) -> tuple[np.ndarray, np.ndarray, np.
     n11, n10, n01 = (np.asarray(v, dtype=float) for v in (n11, n10, n01))
     z = float(shrink)
     d10 = np.maximum(n10 - z * np.sqrt(n10), 0.0)
-    d01 = n01 + z * np.sqrt(n01 + 1.0) + (n01 == 0)
+    # at most the pairs left beside the moved n10: an x' count moved past n made the
+    # frequency of x' above 1, and an event of x' in nearly every pair (an oriented event
+    # that favours x') projected an infinite certificate instead of a negative one
+    d01 = np.minimum(n01 + z * np.sqrt(n01 + 1.0) + (n01 == 0),
+                     np.maximum(float(n) - d10, 0.0))
     d11 = np.clip(n11, 0.0, np.maximum(float(n) - d10 - d01, 0.0))  # room for the moved
     return d11, d10, d01
 
