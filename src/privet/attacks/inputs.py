@@ -26,8 +26,8 @@ import numpy as np
 from ..core.errors import PrivetError
 from ..core.mechanism import Mechanism
 
-__all__ = ["Pair", "all_pairs", "default_length", "domain_range", "move", "pattern_pairs",
-           "random_pair", "sweep_pairs", "valid"]
+__all__ = ["Pair", "all_pairs", "default_length", "domain_range", "move", "pair_key",
+           "pattern_pairs", "random_pair", "sweep_pairs", "valid"]
 
 Pair = tuple  # (x, x2, label)
 SPAN = 10.0   # half-width of random inputs when the domain is unbounded
@@ -71,7 +71,7 @@ def valid(mech: Mechanism, x, x2) -> tuple[np.ndarray, np.ndarray] | None:
     return a, b
 
 
-def _key(a: np.ndarray, b: np.ndarray) -> bytes:
+def pair_key(a: np.ndarray, b: np.ndarray) -> bytes:
     """The same key for (a, b) and (b, a)."""
     ka, kb = (v.tobytes() + len(v).to_bytes(8, "little") for v in (a, b))  # any length
     return min(ka, kb) + max(ka, kb)
@@ -80,7 +80,7 @@ def _key(a: np.ndarray, b: np.ndarray) -> bytes:
 def unique(pairs: list[Pair]) -> list[Pair]:
     seen, out = set(), []
     for a, b, label in pairs:
-        k = _key(a, b)
+        k = pair_key(a, b)
         if k not in seen:
             seen.add(k)
             out.append((a, b, label))

@@ -81,6 +81,7 @@ from .inputs import (
     all_pairs,
     default_length,
     move,
+    pair_key,
     pattern_pairs,
     random_pair,
     sweep_pairs,
@@ -457,8 +458,8 @@ def _sweep(mech: Mechanism, known: list, n_len: int, budget: Budget, args, root,
     entry of fifty, or to one step of an input threshold, then reaches the screening,
     where it is judged as every candidate is; the probes choose candidates only, so they
     never enter a bound. Recorded in ``trace`` (stage "sweep")."""
-    seen = {_pair_key(a, b) for a, b, _ in known}
-    pairs = [p for p in sweep_pairs(mech, n_len) if _pair_key(p[0], p[1]) not in seen]
+    seen = {pair_key(a, b) for a, b, _ in known}
+    pairs = [p for p in sweep_pairs(mech, n_len) if pair_key(p[0], p[1]) not in seen]
     if not pairs:
         return []
     t0 = time.perf_counter()
@@ -467,7 +468,9 @@ def _sweep(mech: Mechanism, known: list, n_len: int, budget: Budget, args, root,
     if limit is None:
         pairs = pairs[:SWEEP_PAIRS]
     width = output_width(mech, pairs[0][0], args)
-    rows = max(64, min(SWEEP_ROWS, (1 << 20) // max(int(width or 1), 1)))
+    # a call per output for per-sample boxes: their probes are short (the clock stops them)
+    rows = 64 if per_call(mech) else max(64, min(SWEEP_ROWS,
+                                                 (1 << 20) // max(int(width or 1), 1)))
     base = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, SWEEP_SEED))
     seeds = [np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, i))
              for i in range(len(pairs))]
@@ -490,11 +493,6 @@ def _sweep(mech: Mechanism, known: list, n_len: int, budget: Budget, args, root,
                       "value": ks, "model": "two-sample KS", "n": rows,
                       "probed": len(scored), "seconds": round(time.perf_counter() - t0, 3)})
     return kept
-
-
-def _pair_key(a: np.ndarray, b: np.ndarray) -> bytes:
-    ka, kb = (np.asarray(v, float).tobytes() for v in (a, b))
-    return min(ka, kb) + b"|" + max(ka, kb)
 
 
 def search_witness(mech: Mechanism, objective: Objective, *, budget: Budget = Budget(),

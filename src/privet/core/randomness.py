@@ -7,7 +7,10 @@ for. Randomness taken anywhere else (``np.random``, ``random``, a generator of i
 invisible to them: enumeration then sees a deterministic function and reports an "exact"
 ε of ∞ for randomized response, and a replayed neighbor does not share that noise.
 :func:`check_noise_only` runs the mechanism twice on one input with the same seed; a
-mechanism whose randomness all comes from ``noise`` gives the same outputs both times.
+mechanism whose randomness all comes from ``noise`` gives the same outputs both times. It
+then runs it once with another seed: outputs that vary from sample to sample but repeat
+exactly under a new seed come from a generator seeded inside the mechanism or from answers
+cached between calls (black boxes included), which no engine may count as fresh draws.
 The same probe's outputs are checked against the declared output schema
 (:func:`check_declared_output`).
 """
@@ -132,7 +135,7 @@ def _varies(a: np.ndarray) -> bool:
         rows = np.asarray(a, dtype=float).reshape(len(a), -1)
     except (TypeError, ValueError):
         return False
-    _, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    _, counts = np.unique(rows, axis=0, return_counts=True)
     return len(a) - int(counts.max()) >= VARYING_ROWS
 
 
