@@ -41,13 +41,15 @@ def baseline_src(ref: str = "main") -> Path | None:
     return dest / "src"
 
 
-def run_python(code: str, src: Path | None = None, timeout: float = 3600) -> dict:
-    """Run ``code`` in a fresh interpreter; its last printed line is parsed as JSON."""
+def run_python(code: str, src: Path | str | None = None, timeout: float = 3600,
+               argv: tuple = ()) -> dict:
+    """Run ``code`` in a fresh interpreter (``argv`` as its ``sys.argv[1:]``); its last
+    printed line is parsed as JSON."""
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(src) + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=timeout, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-c", code, *map(str, argv)], env=env,
+                         capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     if out.returncode != 0:
         raise RuntimeError(f"subprocess failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])

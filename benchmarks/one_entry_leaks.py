@@ -25,11 +25,10 @@ median wall time.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
+
+from _baseline import run_python
 
 CHILD = r"""
 import json, sys, time
@@ -69,15 +68,12 @@ BOXES = (("one entry of 50", "10"), ("input threshold", "∞"), ("control", "1")
 
 
 def child(name: str, seconds: float, seed: int, src: str | None) -> dict | str:
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    run = subprocess.run([sys.executable, "-c", CHILD, name, str(seconds), str(seed)],
-                         capture_output=True, text=True, env=env)
-    if run.returncode != 0:
-        tail = (run.stderr.strip().splitlines() or ["(no message)"])[-1]
-        return f"failed (exit {run.returncode}): {tail}"
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    """One search in a fresh process (on the sources in ``src`` when given): its numbers,
+    or the last line of its error."""
+    try:
+        return run_python(CHILD, src, argv=(name, seconds, seed))
+    except RuntimeError as err:
+        return f"failed: {str(err).strip().splitlines()[-1]}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,10 +33,9 @@ killed by the kernel at 24 GiB.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
+
+from _baseline import run_python
 
 CHILD = r"""
 import json, resource, sys, time
@@ -86,15 +85,10 @@ print(json.dumps({"wall": wall, "p": r.p_value, "statdp": statdp[0].p_value if s
 def child(code: str, width: int, a: argparse.Namespace, src: str | None) -> dict | str:
     """One run in a fresh process (on the sources in ``src`` when given): its numbers, or
     the last line of its error."""
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    run = subprocess.run([sys.executable, "-c", code, str(width), str(a.seconds), str(a.seed)],
-                         capture_output=True, text=True, env=env)
-    if run.returncode != 0:
-        tail = (run.stderr.strip().splitlines() or ["(no message)"])[-1]
-        return f"failed (exit {run.returncode}): {tail}"
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    try:
+        return run_python(code, src, argv=(width, a.seconds, a.seed))
+    except RuntimeError as err:
+        return f"failed: {str(err).strip().splitlines()[-1]}"
 
 
 def main(argv: list[str] | None = None) -> int:
