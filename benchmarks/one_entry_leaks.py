@@ -60,11 +60,11 @@ mech = privet.from_vectorized(f, epsilon=1.0, neighbors=one_differs(1),
                               name=name)
 t0 = time.perf_counter()
 b = privet.search(mech, seed=seed, seconds=seconds, float_features="off")
-print(json.dumps({"wall": time.perf_counter() - t0, "value": b.value,
-                  "found": b.value > 1.0}))
+print(json.dumps({"wall": time.perf_counter() - t0, "value": b.value}))
 """
 
 BOXES = (("one entry of 50", "10"), ("input threshold", "∞"), ("control", "1"))
+FOUND = 2.0  # a leak counts as found when certified above twice the claim (true ε >= 10)
 
 
 def child(name: str, seconds: float, seed: int, src: str | None) -> dict | str:
@@ -86,8 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     sides = [("this", None)] + ([("--src", a.src)] if a.src else [])
     print(f"privet search, budget {a.seconds:g} s, seeds 0..{a.seeds - 1}, claimed 1, "
           "one process per run")
-    head = f"{'box':<17} {'true ε':>7} {'src':>6}  {'certified per seed':<34} {'> 1':>5} " \
-           f"{'wall s':>7}"
+    print(f"found: certified above {FOUND:g} (twice the claim) on the leaking boxes; on "
+          "the control (true ε 1), the runs certified above 1, which a 90% confidence "
+          "allows in 10% of runs on average")
+    head = f"{'box':<17} {'true ε':>7} {'src':>6}  {'certified per seed':<34} " \
+           f"{'found':>7} {'wall s':>7}"
     print(head)
     print("-" * len(head))
     runs: dict = {}
@@ -101,10 +104,12 @@ def main(argv: list[str] | None = None) -> int:
             ok = [r for r in got if isinstance(r, dict)]
             values = " ".join(f"{r['value']:.3g}" if isinstance(r, dict) else "failed"
                               for r in got)
-            found = sum(r["found"] for r in ok)
+            line = 1.0 if name == "control" else FOUND
+            found = sum(r["value"] > line for r in ok)
+            what = "above 1" if name == "control" else "found"
             wall = statistics.median(r["wall"] for r in ok) if ok else float("nan")
             print(f"{name:<17} {truth:>7} {side:>6}  {values:<34} {found:>2}/{len(got):<2} "
-                  f"{wall:7.1f}")
+                  f"{what:<8} {wall:6.1f}")
     return 0
 
 

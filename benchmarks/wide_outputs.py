@@ -11,8 +11,8 @@ Lap(1) counts (1-DP, claimed 0.5: a violation) and the float-exact features off,
 verdict is about the real-number epsilon. ``--src DIR``: each width also runs on the privet
 sources in DIR (e.g. ``git archive OLD src | tar -x -C /tmp/old``), in a fresh process
 started the same way, right after the run on these sources: both sides of a before/after
-comparison in the same run, interleaved. Before the detect change, StatDP's coordinate
-events read every entry: 381 s and 7.2 GB at width 1,000 (measured once, at a0cf11a).
+comparison in the same run, interleaved (before the change, at 9b18230, StatDP's
+coordinate events read every entry).
 
 Each width runs in a fresh Python process (started the same way for every width, one after
 the other), so its peak resident memory is its own. Printed per width: the budget, the wall
