@@ -91,6 +91,18 @@ def child(code: str, width: int, a: argparse.Namespace, src: str | None) -> dict
         return f"failed: {str(err).strip().splitlines()[-1]}"
 
 
+def runs(code: str, a: argparse.Namespace, sides: list):
+    """``(width, side, src, numbers)`` of each run that finished, width by width and side by
+    side; a run that failed prints its line and is left out."""
+    for width in a.widths:
+        for side, src in sides:
+            r = child(code, width, a, src)
+            if isinstance(r, str):
+                print(f"{width:>7} {side:>6} {r}")
+                continue
+            yield width, side, src, r
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--widths", type=int, nargs="*", default=[100, 1000, 10_000])
@@ -111,19 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     print(head)
     print("-" * len(head))
     worst = 0.0
-    for width in a.widths:
-        for side, src in sides:
-            r = child(CHILD, width, a, src)
-            if isinstance(r, str):
-                print(f"{width:>7} {side:>6} {r}")
-                continue
-            st = r["stages"] or {}
-            if src is None:
-                worst = max(worst, r["wall"] / a.seconds)
-            print(f"{width:>7} {side:>6} {r['wall']:8.1f} {r['wall'] / a.seconds:8.2f} "
-                  f"{r['rss'] / 2**30:7.2f} G {st.get('fits', float('nan')):7.1f} "
-                  f"{st.get('race', float('nan')):7.1f} {r['n'] or 0:9,d} {r['value']:10.4g}  "
-                  f"{r['verdict'][:60]}")
+    for width, side, src, r in runs(CHILD, a, sides):
+        st = r["stages"] or {}
+        if src is None:
+            worst = max(worst, r["wall"] / a.seconds)
+        print(f"{width:>7} {side:>6} {r['wall']:8.1f} {r['wall'] / a.seconds:8.2f} "
+              f"{r['rss'] / 2**30:7.2f} G {st.get('fits', float('nan')):7.1f} "
+              f"{st.get('race', float('nan')):7.1f} {r['n'] or 0:9,d} {r['value']:10.4g}  "
+              f"{r['verdict'][:60]}")
     print(f"longest run (these sources): {worst:.2f} x the budget")
     return 0
 
@@ -137,17 +144,12 @@ def detect_table(a: argparse.Namespace, sides: list) -> int:
     print(head)
     print("-" * len(head))
     walls: dict = {}
-    for width in a.widths:
-        for side, src in sides:
-            r = child(DETECT_CHILD, width, a, src)
-            if isinstance(r, str):
-                print(f"{width:>7} {side:>6} {r}")
-                continue
-            walls[width, side] = (r["wall"], r["rss"])
-            sp = "—" if r["statdp"] is None else f"{r['statdp']:.2g}"
-            print(f"{width:>7} {side:>6} {r['wall']:8.1f} {r['rss'] / 2**30:7.2f} G "
-                  f"{r['p']:10.2g} {sp:>10}")
-        if (width, "this") in walls and (width, "--src") in walls:
+    for width, side, _src, r in runs(DETECT_CHILD, a, sides):
+        walls[width, side] = (r["wall"], r["rss"])
+        sp = "—" if r["statdp"] is None else f"{r['statdp']:.2g}"
+        print(f"{width:>7} {side:>6} {r['wall']:8.1f} {r['rss'] / 2**30:7.2f} G "
+              f"{r['p']:10.2g} {sp:>10}")
+        if side == sides[-1][0] and (width, "this") in walls and (width, "--src") in walls:
             (w1, m1), (w0, m0) = walls[width, "this"], walls[width, "--src"]
             print(f"{'':>7} {'':>6} --src / this: {w0 / w1:.1f}x the time, "
                   f"{m0 / m1:.1f}x the memory")

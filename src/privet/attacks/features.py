@@ -45,7 +45,7 @@ import numpy as np
 
 from ..core import bits
 from ..core.errors import MechanismError, ParameterError
-from ..stats.counts import column_ks
+from ..stats.counts import most_separating
 
 __all__ = ["BIT_FEATURES", "DEFAULT_BIT_FEATURES", "VIEW_ENTRIES", "Batch", "BitView",
            "FeatureMap", "bit_views", "check_bit_features", "columns_of", "fit_features",
@@ -264,9 +264,8 @@ def informative_entries(r1, r0, wide: int = WIDE_ENTRIES, keep: int = TOP_ENTRIE
     width = a.shape[1]
     if width <= wide:
         return None
-    m = max(min(RANK_ROWS, RANK_ELEMENTS // width), RANK_LEAST)
-    ks = column_ks(a[:m], b[:m])
-    return np.argsort(-ks, kind="stable")[:keep]
+    return most_separating([(a, b)], keep, max(min(RANK_ROWS, RANK_ELEMENTS // width),
+                                               RANK_LEAST))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from ..core.events import Event
 from ..core.mechanism import ABORTED, FALSE
 from ..core.noise import value_codes
 from ..core.text import fmt_num, fmt_value, fmt_vec
-from ..stats.counts import column_ks
+from ..stats.counts import most_separating
 
 LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3,
           0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.925, 0.95,
@@ -465,14 +465,10 @@ def separating_entries(schema: Schema, pilot_pairs: list[tuple[np.ndarray, np.nd
     ones its pilots separate (the pilot only chooses events, which the final test's fresh
     samples judge), and the statistics over all entries (Hamming distance, counts, avg,
     min, max) still read every entry."""
-    if schema.width <= wide:
+    if schema.width <= wide or not pilot_pairs:
         return None
-    rows = max(256, RANK_ELEMENTS // schema.width)
-    score = np.zeros(schema.width)
-    for p1, p2 in pilot_pairs:
-        ks = column_ks(rows_of(p1)[:rows], rows_of(p2)[:rows])
-        np.maximum(score, np.nan_to_num(ks), out=score)
-    return np.sort(np.argsort(-score, kind="stable")[:keep])
+    return np.sort(most_separating([(rows_of(p1), rows_of(p2)) for p1, p2 in pilot_pairs],
+                                   keep, max(256, RANK_ELEMENTS // schema.width)))
 
 
 def build_plan(schema: Schema, pilot_rows: np.ndarray, refs: np.ndarray,

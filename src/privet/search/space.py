@@ -109,12 +109,9 @@ def random_neighbor(mech: Mechanism, x: np.ndarray, rng: np.random.Generator) ->
     elif nb.kind == "replace_one":
         lo, hi = _unit_range(mech, None)
         x2[rng.integers(len(x))] = rng.uniform(lo, hi)
-    else:  # custom: one of the suggested pairs, else x itself
-        pairs = list(nb.pairs(both_orders=True))
-        if pairs:
-            p = pairs[rng.integers(len(pairs))]
-            return np.asarray(p.d2, dtype=float)
-        return x2
+    else:  # custom: no neighbor of an arbitrary x can be made (search draws whole pairs)
+        raise ValueError("a custom relation's pairs come from the relation, not from "
+                          "random_neighbor.")
     x2 = np.clip(x2, d.low, d.high)
     return np.round(x2) if d.integer else x2
 

@@ -43,3 +43,17 @@ def column_ks(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         last[:, :-1] = sorted_vals[:, 1:] != sorted_vals[:, :-1]
     return np.where(last, gap, 0.0).max(axis=1)
+
+
+def most_separating(samples: list[tuple[np.ndarray, np.ndarray]], keep: int, rows: int
+                    ) -> np.ndarray:
+    """The ``keep`` columns whose values differ most between the two samples of some pair
+    in ``samples`` (2-D arrays of one width): the largest :func:`column_ks` over the pairs,
+    each read on its first ``rows`` rows; the most separating first (ties by column)."""
+    score = None
+    for a, b in samples:
+        ks = np.nan_to_num(column_ks(a[:rows], b[:rows]))
+        score = ks if score is None else np.maximum(score, ks)
+    if score is None:
+        raise ValueError("most_separating needs at least one pair of samples.")
+    return np.argsort(-score, kind="stable")[:keep]
