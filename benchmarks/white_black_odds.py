@@ -36,10 +36,12 @@ SEEDS = 5        # runs per box in a column (the issue's protocol)
 DRAWS = 20_000   # bootstrap columns per row
 
 
-def load(paths: list[str], commits: set[str] | None) -> dict:
+def load(paths: list[str], commits: set[str] | None, sources: set[str] | None = None
+         ) -> dict:
     """``{name: {"black": [values], "white": [values]}}`` of the search runs in ``paths``
     (an unbounded certificate counts as infinity; a (name, kind, seed) seen twice keeps
-    the later file's run)."""
+    the later file's run); ``commits`` and ``sources`` (digests of the privet sources,
+    recorded since d505249) keep only the runs of those builds."""
     runs: dict = {}
     for path in paths:
         with open(path) as fh:
@@ -47,6 +49,8 @@ def load(paths: list[str], commits: set[str] | None) -> dict:
                 if r.get("kind") not in ("black", "white"):
                     continue
                 if commits and str(r.get("commit", "")).rstrip("+") not in commits:
+                    continue
+                if sources and str(r.get("source")) not in sources:
                     continue
                 v = math.inf if r.get("unbounded") else float(r["value"])
                 runs[(r["name"], r["kind"], int(r["seed"]))] = v
@@ -70,11 +74,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json", nargs="+", help="runs of blackbox_dpsniper.py --json")
     ap.add_argument("--commits", nargs="*", help="keep only runs of these builds")
+    ap.add_argument("--sources", nargs="*",
+                    help="keep only runs of these source digests (blackbox_dpsniper.py's)")
     ap.add_argument("--seeds", type=int, default=SEEDS,
                     help=f"runs per box in a column (default {SEEDS}, the issue's)")
     ap.add_argument("--seed", type=int, default=0, help="of the bootstrap (default 0)")
     a = ap.parse_args()
-    rows = load(a.json, set(a.commits) if a.commits else None)
+    rows = load(a.json, set(a.commits) if a.commits else None,
+                set(a.sources) if a.sources else None)
     rng = np.random.default_rng(a.seed)
     print(f"bootstrap columns of {a.seeds} runs per box, {DRAWS} per row "
           f"(rows independent); runs pooled from {len(a.json)} files")

@@ -8,7 +8,10 @@ exactly (DP-Sniper fixes it at c); outputs of discrete mechanisms share a score,
 deterministic boundary would jump over it. The coins at the boundary are drawn from a
 generator passed in by the sampling task (chunk seeds, so every executor gives the same
 counts) or, when none is given, from a generator seeded by the event's ``seed`` and a hash
-of the tied rows.
+of the tied rows (a display's choice only: every count that certifies passes a generator,
+:meth:`Threshold.indicator`, and an exact probability takes the boundary's share,
+:meth:`Threshold.weights`; hashed coins are the same in every sample whose tied rows are
+alike).
 
 The event serializes (``spec()``: the score's plain parameters) and rebuilds with
 :func:`privet.core.events.from_spec` once this module is imported (the engines import it).
@@ -67,6 +70,15 @@ class Threshold(Event):
                                                  int.from_bytes(digest, "little")])
                 inside[at] = rng.random(int(at.sum())) < self.tie
         return inside
+
+    def indicator(self, outputs, rng: np.random.Generator | None = None) -> np.ndarray:
+        return self.contains(outputs, rng)
+
+    def weights(self, outputs) -> np.ndarray:
+        """1 above the threshold, ``tie`` at it, 0 below: the randomized boundary's exact
+        share of each row (no coins)."""
+        s = self.score(outputs)
+        return (s > self.threshold) + self.tie * (s == self.threshold)
 
     def describe(self) -> str:
         t, score = self.threshold, self.score

@@ -29,7 +29,6 @@ from ..execution import DEFAULT_CHUNK, chunk_for, chunk_rng, chunk_sizes, collec
 from ..execution.progress import progress_bar
 from ..execution.threads import single_threaded
 from ..stats.bounds import SHARE, conditional_bounds, either_bounds, paired_bounds, union_bounds
-from .events import Threshold
 from .features import Batch
 from .threshold import tails
 
@@ -133,9 +132,7 @@ def events_in(event: Event, outputs: np.ndarray, rng: np.random.Generator | None
               ) -> np.ndarray:
     """The event's indicator on a batch (a threshold event draws its boundary coins from
     ``rng``)."""
-    if isinstance(event, Threshold):
-        return event.contains(outputs, rng)
-    return np.asarray(event.contains(outputs), dtype=bool)
+    return event.indicator(outputs, rng)
 
 
 def _outputs(mech: Mechanism, xa, xb, args, seeds: tuple, index: int, size: int,

@@ -84,6 +84,20 @@ class Event:
         d.update({k: _jsonable(v) for k, v in self.__dict__.items()})
         return d
 
+    def indicator(self, outputs: np.ndarray, rng: np.random.Generator | None = None
+                  ) -> np.ndarray:
+        """Whether each row is in the event; an event with a randomized boundary (a
+        classifier's threshold event) draws its coins from ``rng``, which a count on a
+        sample must give it: a generator of the sample's own, so that the rows at the
+        boundary join independently of each other and of the rest of the sample."""
+        return np.asarray(self.contains(outputs), dtype=bool)
+
+    def weights(self, outputs: np.ndarray) -> np.ndarray:
+        """The probability that each row is in the event (1 or 0, except on a randomized
+        boundary): an exact distribution's probability of the event is the sum of its
+        probabilities times these."""
+        return self.indicator(outputs).astype(float)
+
     def occurrences(self, outputs: np.ndarray) -> int:
         """How many output rows fall in the event."""
         return int(np.count_nonzero(self.contains(outputs)))
@@ -198,6 +212,19 @@ class Singleton(Event):
         return f"ω = {fmt_vec(self.value, short=True)}"
 
 
+@dataclass(frozen=True)
+class Hits:
+    """The number of rows of a sample in ``event``: a reducer for
+    :func:`privet.execution.map_reduce` (picklable, so it runs on process and Dask workers),
+    which gives it the chunk's own generator (``coins``) for a randomized boundary."""
+
+    event: Event
+    coins: ClassVar[bool] = True
+
+    def __call__(self, outputs: np.ndarray, rng: np.random.Generator | None = None) -> int:
+        return int(np.count_nonzero(self.event.indicator(outputs, rng)))
+
+
 @dataclass(frozen=True, eq=True)
 class And(Event):
     """All of ``parts`` hold (cross products of search spaces)."""
@@ -209,6 +236,18 @@ class And(Event):
         result = np.ones(np.asarray(outputs).shape[0], dtype=bool)
         for p in self.parts:
             result &= p.contains(outputs)
+        return result
+
+    def indicator(self, outputs, rng=None):
+        result = np.ones(np.asarray(outputs).shape[0], dtype=bool)
+        for p in self.parts:
+            result &= p.indicator(outputs, rng)
+        return result
+
+    def weights(self, outputs):
+        result = np.ones(np.asarray(outputs).shape[0], dtype=float)
+        for p in self.parts:  # each part's boundary coins are its own
+            result *= p.weights(outputs)
         return result
 
     def describe(self):

@@ -17,7 +17,6 @@ selection and once (fresh, own seed stream) for the final tests.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -352,7 +351,7 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
     seed = as_seed(seed)
     root = np.random.SeedSequence(seed)
     counts = []
-    hits = functools.partial(_hits, event)  # picklable: runs on process or Dask workers
+    hits = _events.Hits(event)  # picklable: runs on process or Dask workers
     ex = get_executor(executor)
     try:
         for i, x in enumerate((a, b)):
@@ -376,10 +375,6 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
         seed=seed,
         details={"p_top": p_top, "p_bottom": p_bot},
     )
-
-
-def _hits(event: _events.Event, out: np.ndarray) -> int:
-    return int(np.count_nonzero(event.contains(out)))
 
 
 test_event.__test__ = False  # a library function, not a pytest test

@@ -65,7 +65,11 @@ class Reduced:
 def _task(mech: Mechanism, x: Any, args: Mapping | None, seed: Any, index: int, size: int,
           reduce: Callable[[np.ndarray], Any]) -> Any:
     noise = Sampler(chunk_rng(seed, index), size)
-    return reduce(mech.run(noise, x, args, check_input=False))
+    out = mech.run(noise, x, args, check_input=False)
+    # a reducer that draws coins (an event's randomized boundary) takes them from the
+    # chunk's generator, past every draw of the mechanism: fresh, and the same on every
+    # executor
+    return reduce(out, noise.rng) if getattr(reduce, "coins", False) else reduce(out)
 
 
 def _cancel_each(futures: list) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import math
 import time
 from collections.abc import Mapping
@@ -42,7 +41,7 @@ from ..core.errors import (
     check_epsilon,
     check_seconds,
 )
-from ..core.events import Event, Singleton
+from ..core.events import Event, Hits, Singleton
 from ..core.mechanism import Mechanism, as_mechanism
 from ..core.noise import Sampler
 from ..core.randomness import check_noise_only
@@ -118,8 +117,9 @@ def _exact_probabilities(mech: Mechanism, x, x2, event: Event, args) -> tuple | 
         d2 = mech.distribution(x2, args, cap=ENUM_CAP)
     except (NotEnumerableError, GridTooLargeError):
         return None
-    p1 = float(np.sum(np.asarray(d1.probs, dtype=float)[event.contains(d1.outputs)]))
-    p2 = float(np.sum(np.asarray(d2.probs, dtype=float)[event.contains(d2.outputs)]))
+    # a randomized boundary counts its exact share of each output, on both sides alike
+    p1 = float(np.sum(np.asarray(d1.probs, dtype=float) * event.weights(d1.outputs)))
+    p2 = float(np.sum(np.asarray(d2.probs, dtype=float) * event.weights(d2.outputs)))
     return p1, p2
 
 
@@ -222,7 +222,7 @@ def _confirm_independent(mech, xa, xb, event, args, n, confidence, ss, executor,
     """Independent fresh samples of x and x' (black boxes): ``(k1, k2, n, value, p_value,
     method)``, in looks when ``sequential`` (see :func:`confirm`)."""
     s1, s2 = ss.spawn(2)
-    hits = functools.partial(_hits, event)  # the chunks of Mechanism.sample, reduced
+    hits = Hits(event)  # the chunks of Mechanism.sample, reduced
     alpha = 1.0 - float(confidence)
     design = Design(schedule(n, first=CONFIRM_FIRST_LOOK) if sequential else (n,), alpha)
     claimed = mech.epsilon
@@ -261,17 +261,15 @@ def _confirm_independent(mech, xa, xb, event, args, n, confidence, ss, executor,
     return k1, k2, done, value, None if step is None else step.p_value, method
 
 
-def _hits(event: Event, outputs: np.ndarray) -> int:
-    return int(np.count_nonzero(event.contains(outputs)))
-
-
 def _paired_chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, event: Event, args,
                   seed: np.random.SeedSequence, size: int) -> tuple[int, int, int]:
     """One chunk of the paired confirmation: (n11, n10, n01) of Phi on M(x), M(x') under one
     recorded tape (runs wherever the executor puts it)."""
-    tape, out = record(mech, xa, size, np.random.default_rng(seed), args)
-    s1 = event.contains(out)
-    s2 = hard_checks(mech, tape, size, xb, event, args)
+    rng = np.random.default_rng(seed)
+    tape, out = record(mech, xa, size, rng, args)
+    # a randomized boundary's coins: the chunk's generator past the recorded draws
+    s1 = event.indicator(out, rng)
+    s2 = hard_checks(mech, tape, size, xb, event, args, rng=rng)
     return (int(np.count_nonzero(s1 & s2)), int(np.count_nonzero(s1 & ~s2)),
             int(np.count_nonzero(~s1 & s2)))
 

@@ -64,10 +64,12 @@ def _replay(tape: Tape, n: int) -> Replay:
 
 
 def hard_checks(mech: Mechanism, tape: Tape, n: int, x: np.ndarray, event: Event,
-                args: Mapping[str, Any] | None = None) -> np.ndarray:
-    """``check^i(x)`` for every recorded sample i: the event's indicator on M(x) under the tape."""
+                args: Mapping[str, Any] | None = None,
+                rng: np.random.Generator | None = None) -> np.ndarray:
+    """``check^i(x)`` for every recorded sample i: the event's indicator on M(x) under the
+    tape (a randomized boundary's coins from ``rng``)."""
     out = mech.run(_replay(tape, n), x, args, check_input=False)
-    return event.contains(out)
+    return event.indicator(out, rng)
 
 
 def soft_probability(mech: Mechanism, tape: Tape, n: int, x: np.ndarray, event: Event,

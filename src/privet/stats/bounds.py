@@ -128,7 +128,10 @@ def conditional_bounds(n10, n01, k1, k2, n, confidence: float = 0.9,
 
 def paired_bounds(n11, n10, n01, n, confidence: float = 0.9, fast: bool = False
                   ) -> np.ndarray:
-    """``ln(1 + max(b_low - c_up, 0) / p'_up)`` for correlated pairs (alpha/3 each)."""
+    """``ln(1 + (b_low - c_up) / p'_up)`` for correlated pairs (alpha/3 each): a lower bound
+    on ln(p/p') where it is at least 0 (b_low >= c_up); a negative value only ranks
+    candidates (the bound on p' from above would make it too high), and a certified
+    epsilon is never below 0."""
     lower, upper = (wilson_lower, wilson_upper) if fast else (cp_lower, cp_upper)
     alpha = (1.0 - float(confidence)) / 3.0
     n11, n10, n01 = (np.asarray(v, dtype=float) for v in (n11, n10, n01))
