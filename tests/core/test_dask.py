@@ -220,6 +220,34 @@ def test_user_file_black_box_travels_by_value(client, tmp_path):
     assert a.value == b.value and b.n == 6_000
 
 
+def first_outputs(out):  # a list, so that chunks combine into the list of their firsts
+    return [float(np.ravel(out)[0])]
+
+
+def test_a_generator_at_the_top_of_a_user_file_draws_afresh_in_every_chunk(client, tmp_path):
+    # the function travels by value, and its module's generator with it, in the state it
+    # had when each task was pickled: every chunk drew the same numbers (six chunks, one
+    # first output), so a certificate's "independent" sample was one chunk six times over
+    path = tmp_path / "own_rng.py"
+    path.write_text(textwrap.dedent("""
+        import numpy as np
+
+        RNG = np.random.default_rng(7)
+
+        def box(a, n_samples):
+            return np.asarray(a, dtype=float)[0] + RNG.laplace(size=n_samples)
+    """))
+    from privet.core.loading import load_object
+
+    mech = privet.from_vectorized(load_object(f"{path}:box"), epsilon=1.0, name="own rng")
+    run = _within(30, map_reduce, mech, [0.0], 6_000, first_outputs, seed=SEED, chunk=1_000,
+                  executor=client)
+    assert len(set(run.value)) == 6, run.value
+    again = _within(30, map_reduce, mech, [0.0], 6_000, first_outputs, seed=SEED,
+                    chunk=1_000, executor=client)
+    assert again.value == run.value  # each chunk's generator starts from its task's digest
+
+
 def test_ctrl_c_keeps_prefix_and_cancels(client):
     calls = {"k": 0}
 

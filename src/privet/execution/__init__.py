@@ -15,6 +15,7 @@ import collections
 import concurrent.futures as cf
 import contextlib
 import dataclasses
+import functools
 import itertools
 import logging
 import os
@@ -239,10 +240,93 @@ class _ByValue(Mechanism):
 
 
 def _call_blob(blob: bytes) -> Any:
+    import hashlib
+
     import cloudpickle
 
     fn, job = cloudpickle.loads(blob)
+    # the blob carries by value every generator a user's function reaches (``rng =
+    # np.random.default_rng()`` at the top of its file), in the state it had when the task
+    # was pickled: the same state in every task, so every chunk would draw the same
+    # numbers. Each task's copies start afresh, from a digest of its blob (its chunk's seed
+    # and index are in it): independent chunks, the same numbers on every run.
+    reseed_reachable((fn, *job), hashlib.blake2b(blob, digest_size=16).digest())
     return fn(*job)
+
+
+def reseed_reachable(roots: tuple, entropy: bytes, depth: int = 6) -> int:
+    """Give every random generator reachable from ``roots`` a new state from ``entropy``:
+    NumPy ``Generator`` and ``RandomState`` objects and Python ``random.Random`` objects
+    met in the objects' attributes, containers, and a function's closure, defaults and the
+    globals its code names (modules are not entered). Returns how many."""
+    import random
+    import types
+
+    root = np.random.SeedSequence(int.from_bytes(entropy, "little"))
+    seen: set[int] = set()
+    found: list = []
+
+    def visit(obj: Any, left: int) -> None:
+        if left < 0 or id(obj) in seen or isinstance(obj, (types.ModuleType, type, str,
+                                                           bytes, int, float, np.ndarray)):
+            return
+        seen.add(id(obj))
+        if isinstance(obj, (np.random.Generator, np.random.RandomState)) or (
+                isinstance(obj, random.Random) and not isinstance(obj, random.SystemRandom)):
+            found.append(obj)
+            return
+        if isinstance(obj, types.FunctionType):
+            names = set(_code_names(obj.__code__))
+            parts = [v for k, v in obj.__globals__.items() if k in names]
+            parts += [c.cell_contents for c in obj.__closure__ or ()
+                      if _has_contents(c)]
+            parts += list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
+        elif isinstance(obj, types.MethodType):
+            parts = [obj.__func__, obj.__self__]
+        elif isinstance(obj, dict):
+            parts = list(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            parts = list(obj)
+        elif isinstance(obj, functools.partial):
+            parts = [obj.func, *obj.args, *obj.keywords.values()]
+        else:
+            parts = list(getattr(obj, "__dict__", {}).values())
+            parts += [getattr(obj, k) for k in getattr(type(obj), "__slots__", ())
+                      if isinstance(k, str) and hasattr(obj, k)]
+        for part in parts:
+            visit(part, left - 1)
+
+    for r in roots:
+        visit(r, depth)
+    for gen, ss in zip(found, root.spawn(len(found))):
+        state = int.from_bytes(ss.generate_state(2, np.uint32).tobytes(), "little")
+        if isinstance(gen, np.random.Generator):
+            bits = gen.bit_generator
+            bits.state = type(bits)(ss).state
+        elif isinstance(gen, np.random.RandomState):
+            gen.seed(state & 0xFFFFFFFF)
+        else:
+            gen.seed(state)
+    return len(found)
+
+
+def _code_names(code: Any) -> list[str]:
+    """The global names a code object and the code objects nested in it use."""
+    import types
+
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += _code_names(const)
+    return names
+
+
+def _has_contents(cell: Any) -> bool:
+    try:
+        _ = cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
 
 
 def _portable(obj: Any) -> Any:
