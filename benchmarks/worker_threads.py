@@ -24,13 +24,12 @@ pairs per second for both pools and their ratio.
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import time
 
 import numpy as np
 
-from privet.core.events import Event
+from privet.core.events import Event, Hits
 from privet.core.mechanism import as_mechanism
 from privet.execution import DEFAULT_CHUNK, ProcessPool, map_reduce
 from privet.mechanisms import dpsniper as d
@@ -65,7 +64,7 @@ def measure(name: str, pool: ProcessPool, pairs: int, white_chunk: int | None = 
             black_chunk: int | None = DEFAULT_CHUNK) -> tuple[float, float]:
     """(white paired, black runs) pairs per second of ``pairs`` pairs through ``pool``, in
     chunks of ``white_chunk`` and ``black_chunk`` (None: sized by the output's width)."""
-    from privet.search import _hits, _paired_chunk, confirm_chunk
+    from privet.search import _paired_chunk, confirm_chunk
 
     white = as_mechanism(d.get_local(name))
     black = as_mechanism(d.vectorized(name))
@@ -81,7 +80,7 @@ def measure(name: str, pool: ProcessPool, pairs: int, white_chunk: int | None = 
     t_white = time.perf_counter() - tick
     tick = time.perf_counter()
     for xx in (x, x2):
-        map_reduce(black, xx, pairs, functools.partial(_hits, event), ba, seed=0,
+        map_reduce(black, xx, pairs, Hits(event), ba, seed=0,
                    executor=pool, chunk=black_chunk)
     t_black = time.perf_counter() - tick
     return len(jobs) * chunk / t_white, pairs / t_black
