@@ -231,21 +231,48 @@ def test_a_generator_at_the_top_of_a_user_file_draws_afresh_in_every_chunk(clien
     path = tmp_path / "own_rng.py"
     path.write_text(textwrap.dedent("""
         import numpy as np
+        from random import random
 
+        RNG = np.random.default_rng(7)
+
+        class Box:
+            rng = np.random.RandomState(7)  # a class attribute travels too
+
+        def box(a, n_samples):
+            return np.asarray(a, dtype=float)[0] + RNG.laplace(size=n_samples)
+
+        def legacy(a, n_samples):
+            return np.asarray(a, dtype=float)[0] + Box.rng.laplace(size=n_samples)
+
+        def stdlib(a, n_samples):
+            return np.asarray(a, dtype=float)[0] + np.array([random() for _ in
+                                                              range(n_samples)])
+    """))
+    from privet.core.loading import load_object
+
+    for name in ("box", "legacy", "stdlib"):
+        mech = privet.from_vectorized(load_object(f"{path}:{name}"), epsilon=1.0, name=name)
+        run = _within(30, map_reduce, mech, [0.0], 6_000, first_outputs, seed=SEED,
+                      chunk=1_000, executor=client)
+        assert len(set(run.value)) == 6, (name, run.value)
+        again = _within(30, map_reduce, mech, [0.0], 6_000, first_outputs, seed=SEED,
+                        chunk=1_000, executor=client)
+        assert again.value == run.value, name  # from each task's own seed and index
+
+
+def test_a_generator_of_a_script_draws_afresh_in_every_chunk(client):
+    # a function of __main__ (a script or a notebook) travels by value as well
+    scope = {"__name__": "__main__", "np": np}
+    exec(textwrap.dedent("""
         RNG = np.random.default_rng(7)
 
         def box(a, n_samples):
             return np.asarray(a, dtype=float)[0] + RNG.laplace(size=n_samples)
-    """))
-    from privet.core.loading import load_object
-
-    mech = privet.from_vectorized(load_object(f"{path}:box"), epsilon=1.0, name="own rng")
+    """), scope)
+    mech = privet.from_vectorized(scope["box"], epsilon=1.0, name="script box")
     run = _within(30, map_reduce, mech, [0.0], 6_000, first_outputs, seed=SEED, chunk=1_000,
                   executor=client)
     assert len(set(run.value)) == 6, run.value
-    again = _within(30, map_reduce, mech, [0.0], 6_000, first_outputs, seed=SEED,
-                    chunk=1_000, executor=client)
-    assert again.value == run.value  # each chunk's generator starts from its task's digest
 
 
 def test_ctrl_c_keeps_prefix_and_cancels(client):

@@ -15,7 +15,6 @@ import collections
 import concurrent.futures as cf
 import contextlib
 import dataclasses
-import functools
 import itertools
 import logging
 import os
@@ -218,9 +217,7 @@ def _local_module(name: str | None) -> bool:
 
 
 def _from_blob(blob: bytes) -> Mechanism:
-    import cloudpickle
-
-    return Mechanism(**cloudpickle.loads(blob))
+    return Mechanism(**_load_recording(blob))
 
 
 class _ByValue(Mechanism):
@@ -239,94 +236,101 @@ class _ByValue(Mechanism):
         return (_from_blob, (cloudpickle.dumps(fields),))
 
 
+# the constructors by which pickle rebuilds a random generator: NumPy's Generator,
+# RandomState and bare bit generators, and Python's random.Random (also the hidden instance
+# behind ``from random import random``, which pickles as a bound method of a copy of it)
+GENERATOR_CTORS = {("numpy.random._pickle", "__generator_ctor"),
+                   ("numpy.random._pickle", "__randomstate_ctor"),
+                   ("numpy.random._pickle", "__bit_generator_ctor"),
+                   ("random", "Random")}
+_recorded: list | None = None  # the generators rebuilt by the load under way, if recording
+
+
+def _recording(ctor: Callable) -> Callable:
+    def make(*args, **kw):
+        out = ctor(*args, **kw)
+        if _recorded is not None:
+            _recorded.append(out)
+        return out
+    return make
+
+
+def _load_recording(blob: bytes) -> Any:
+    """``pickle.loads(blob)``, noting in :data:`_recorded` (when a recording is under way)
+    every random generator the blob rebuilds, however deep (a class attribute, a closure,
+    a module-level dict of a user's file)."""
+    import io
+
+    class Recording(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            found = super().find_class(module, name)
+            return _recording(found) if (module, name) in GENERATOR_CTORS else found
+
+    return Recording(io.BytesIO(blob)).load()
+
+
 def _call_blob(blob: bytes) -> Any:
-    import hashlib
-
-    import cloudpickle
-
-    fn, job = cloudpickle.loads(blob)
-    # the blob carries by value every generator a user's function reaches (``rng =
-    # np.random.default_rng()`` at the top of its file), in the state it had when the task
-    # was pickled: the same state in every task, so every chunk would draw the same
-    # numbers. Each task's copies start afresh, from a digest of its blob (its chunk's seed
-    # and index are in it): independent chunks, the same numbers on every run.
-    reseed_reachable((fn, *job), hashlib.blake2b(blob, digest_size=16).digest())
+    """Run a task shipped by value. The blob carries every random generator a user's
+    function reaches (``rng = np.random.default_rng()`` at the top of its file, a class
+    attribute, the hidden instance of ``from random import random``), in the state it had
+    when the task was pickled: the same state in every task, so every chunk would draw the
+    same numbers. The generators the blob rebuilds start afresh, from the task's own seed
+    material (:func:`_task_entropy`): independent chunks, the same numbers on every run."""
+    global _recorded
+    outer, _recorded = _recorded, []
+    try:
+        fn, job = _load_recording(blob)
+        found = _recorded
+    finally:
+        _recorded = outer
+    reseed(found, _task_entropy(fn, job))
     return fn(*job)
 
 
-def reseed_reachable(roots: tuple, entropy: bytes, depth: int = 6) -> int:
-    """Give every random generator reachable from ``roots`` a new state from ``entropy``:
-    NumPy ``Generator`` and ``RandomState`` objects and Python ``random.Random`` objects
-    met in the objects' attributes, containers, and a function's closure, defaults and the
-    globals its code names (modules are not entered). Returns how many."""
+def _task_entropy(fn: Callable, job: tuple) -> int:
+    """A seed for a task's generators: its function's name and the seeds, indices and sizes
+    among its arguments (the chunk's seed and index identify it; a digest of the whole blob
+    would not repeat: cloudpickle names the classes it ships with random ids)."""
+    import hashlib
+
+    def plain(a: Any) -> Any:
+        if isinstance(a, np.random.SeedSequence):
+            return ("ss", str(a.entropy), tuple(a.spawn_key))
+        if isinstance(a, (bool, int, float, str, bytes)) or a is None:
+            return a
+        if isinstance(a, (tuple, list)):
+            return tuple(plain(v) for v in a if not isinstance(v, np.ndarray))
+        return None
+
+    key = repr((getattr(fn, "__qualname__", repr(type(fn))), tuple(plain(a) for a in job)))
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=16).digest(), "little")
+
+
+def reseed(generators: list, entropy: int) -> int:
+    """Give each generator (NumPy ``Generator``, ``RandomState``, bit generator, Python
+    ``random.Random``) a state of its own drawn from ``entropy``; returns how many."""
     import random
-    import types
 
-    root = np.random.SeedSequence(int.from_bytes(entropy, "little"))
-    seen: set[int] = set()
-    found: list = []
-
-    def visit(obj: Any, left: int) -> None:
-        if left < 0 or id(obj) in seen or isinstance(obj, (types.ModuleType, type, str,
-                                                           bytes, int, float, np.ndarray)):
-            return
-        seen.add(id(obj))
-        if isinstance(obj, (np.random.Generator, np.random.RandomState)) or (
-                isinstance(obj, random.Random) and not isinstance(obj, random.SystemRandom)):
-            found.append(obj)
-            return
-        if isinstance(obj, types.FunctionType):
-            names = set(_code_names(obj.__code__))
-            parts = [v for k, v in obj.__globals__.items() if k in names]
-            parts += [c.cell_contents for c in obj.__closure__ or ()
-                      if _has_contents(c)]
-            parts += list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
-        elif isinstance(obj, types.MethodType):
-            parts = [obj.__func__, obj.__self__]
-        elif isinstance(obj, dict):
-            parts = list(obj.values())
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            parts = list(obj)
-        elif isinstance(obj, functools.partial):
-            parts = [obj.func, *obj.args, *obj.keywords.values()]
-        else:
-            parts = list(getattr(obj, "__dict__", {}).values())
-            parts += [getattr(obj, k) for k in getattr(type(obj), "__slots__", ())
-                      if isinstance(k, str) and hasattr(obj, k)]
-        for part in parts:
-            visit(part, left - 1)
-
-    for r in roots:
-        visit(r, depth)
-    for gen, ss in zip(found, root.spawn(len(found))):
-        state = int.from_bytes(ss.generate_state(2, np.uint32).tobytes(), "little")
-        if isinstance(gen, np.random.Generator):
-            bits = gen.bit_generator
+    done = 0
+    for gen, ss in zip(generators, np.random.SeedSequence(entropy).spawn(len(generators))):
+        try:
+            if isinstance(gen, np.random.Generator):
+                bits = gen.bit_generator
+            elif isinstance(gen, np.random.RandomState):
+                bits = gen._bit_generator
+            elif isinstance(gen, np.random.BitGenerator):
+                bits = gen
+            elif isinstance(gen, random.Random):
+                gen.seed(int.from_bytes(ss.generate_state(4, np.uint32).tobytes(), "little"))
+                done += 1
+                continue
+            else:
+                continue
             bits.state = type(bits)(ss).state
-        elif isinstance(gen, np.random.RandomState):
-            gen.seed(state & 0xFFFFFFFF)
-        else:
-            gen.seed(state)
-    return len(found)
-
-
-def _code_names(code: Any) -> list[str]:
-    """The global names a code object and the code objects nested in it use."""
-    import types
-
-    names = list(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names += _code_names(const)
-    return names
-
-
-def _has_contents(cell: Any) -> bool:
-    try:
-        _ = cell.cell_contents
-    except ValueError:  # an empty cell
-        return False
-    return True
+            done += 1
+        except (TypeError, ValueError, AttributeError):  # a generator of another make: left
+            continue
+    return done
 
 
 def _portable(obj: Any) -> Any:
@@ -557,7 +561,7 @@ class DaskExecutor:
             )
 
     def map(self, fn: Callable, jobs: list[tuple]):
-        user = register_user_modules()
+        register_user_modules()  # cloudpickle ships the modules of user files by value
         portable: dict[int, Any] = {}
 
         def ship(job: tuple) -> tuple:
@@ -566,18 +570,16 @@ class DaskExecutor:
 
         shipped = [ship(job) for job in jobs]
         self._check_workers(fn, shipped)
-        if user:
-            # objects of user files (a black box's function, a custom neighbor relation...)
-            # inside the task pickle by reference under plain pickle, and the workers cannot
-            # import those modules: cloudpickle the whole call, which ships them by value
-            import cloudpickle
+        import cloudpickle
 
-            def submit(job: tuple) -> Any:
-                return self.client.submit(_call_blob, cloudpickle.dumps((fn, job)),
-                                          pure=False)
-        else:
-            def submit(job: tuple) -> Any:
-                return self.client.submit(fn, *job, pure=False)
+        # the whole call is cloudpickled: objects of user files (a black box's function, a
+        # custom neighbor relation...) pickle by reference under plain pickle, and the
+        # workers cannot import those modules, so cloudpickle ships them by value, as it
+        # ships functions of __main__; and the worker unpickles the call itself, so that
+        # every random generator the call carries starts afresh (_call_blob)
+        def submit(job: tuple) -> Any:
+            return self.client.submit(_call_blob, cloudpickle.dumps((fn, job)), pure=False)
+
         threads = sum(self.client.nthreads().values()) or 1
         return _in_order(submit, shipped, window=max(8, 4 * threads), cancel=self._cancel)
 
