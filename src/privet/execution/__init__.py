@@ -246,13 +246,22 @@ GENERATOR_CTORS = {("numpy.random._pickle", "__generator_ctor"),
 _recorded: list | None = None  # the generators rebuilt by the load under way, if recording
 
 
-def _recording(ctor: Callable) -> Callable:
-    def make(*args, **kw):
-        out = ctor(*args, **kw)
+class _Recording:
+    """A generator constructor that notes what it builds in :data:`_recorded`. Used as a
+    base class (a user's subclass of ``random.Random`` shipped by value), it stands for the
+    constructor itself (``__mro_entries__``)."""
+
+    def __init__(self, ctor: Callable):
+        self.ctor = ctor
+
+    def __call__(self, *args, **kw):
+        out = self.ctor(*args, **kw)
         if _recorded is not None:
             _recorded.append(out)
         return out
-    return make
+
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        return (self.ctor,)
 
 
 def _load_recording(blob: bytes) -> Any:
@@ -264,7 +273,7 @@ def _load_recording(blob: bytes) -> Any:
     class Recording(pickle.Unpickler):
         def find_class(self, module: str, name: str) -> Any:
             found = super().find_class(module, name)
-            return _recording(found) if (module, name) in GENERATOR_CTORS else found
+            return _Recording(found) if (module, name) in GENERATOR_CTORS else found
 
     return Recording(io.BytesIO(blob)).load()
 
