@@ -275,6 +275,23 @@ def test_a_generator_of_a_script_draws_afresh_in_every_chunk(client):
     assert len(set(run.value)) == 6, run.value
 
 
+def test_a_global_generator_box_is_refused_on_workers_of_several_threads():
+    # privet seeds NumPy's global generator before each chunk of such a box; two threads of
+    # one worker would draw from it at once, and their chunks would share numbers
+    box = privet.from_vectorized(lambda a, n: a[0] + np.random.laplace(size=n), epsilon=1.0,
+                                 name="global box")
+    own = privet.from_vectorized(lambda a, n, rng: a[0] + rng.laplace(size=n), epsilon=1.0,
+                                 name="own box")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None, silence_logs=50) as lc, \
+            distributed.Client(lc) as c:
+        with pytest.raises(PrivetError, match="--nthreads 1"):
+            map_reduce(box, [0.0], 2_000, positive_count, seed=SEED, chunk=1_000, executor=c)
+        got = map_reduce(own, [0.0], 2_000, positive_count, seed=SEED, chunk=1_000,
+                         executor=c)
+        assert got.n == 2_000
+
+
 def test_ctrl_c_keeps_prefix_and_cancels(client):
     calls = {"k": 0}
 

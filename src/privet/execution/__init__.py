@@ -342,6 +342,16 @@ def reseed(generators: list, entropy: int) -> int:
     return done
 
 
+def _global_generators(mech: Mechanism) -> bool:
+    """Whether ``mech`` is a black box that draws from NumPy's (and Python's) global
+    generator, which privet seeds before each call or chunk: one per process, shared by the
+    threads of a worker."""
+    from ..core.mechanism import _BlackBoxRunner, _VectorizedRunner
+
+    return isinstance(mech.fn, (_BlackBoxRunner, _VectorizedRunner)) and \
+        not getattr(mech.fn, "takes_rng", False)
+
+
 def _portable(obj: Any) -> Any:
     if isinstance(obj, Mechanism) and not isinstance(obj, _ByValue) and \
             _local_module(getattr(obj.fn, "__module__", None)):
@@ -607,6 +617,15 @@ class DaskExecutor:
                     f"{self.timeout:g} s; start some with `dask worker {self.where}`."
                 ) from None
             self._workers_seen = True
+        shared = sorted({a.name for job in jobs for a in job
+                         if isinstance(a, Mechanism) and _global_generators(a)})
+        if shared and max(self.client.nthreads().values(), default=1) > 1:
+            raise PrivetError(
+                f"mechanism {shared[0]!r} draws from NumPy's global generator, which the "
+                "threads of one Dask worker share (their draws would interleave); start the "
+                "workers with one thread each (dask worker ADDRESS --nthreads 1), or give "
+                "the function an rng argument to draw from."
+            )
         names = {"privet", _module_of(fn)}
         for job in jobs:
             names.update(_module_of(a) for a in job)
