@@ -123,11 +123,10 @@ def _noisy_max_truth(cand: Candidate, size: int) -> float:
     max's exact distribution summed over it."""
     from scipy.stats import laplace
 
-    from privet.attacks.sampling import events_in
     from privet.stats.bounds import projected
 
     w = np.linspace(-300.0, 300.0, 60_001)
-    inside = events_in(cand.event, w.reshape(-1, 1)).astype(float)
+    inside = cand.event.indicator(w.reshape(-1, 1)).astype(float)
     p1, p2 = (float(np.sum(np.diff(np.r_[0.0, np.prod(
         [laplace.cdf(w, loc=v, scale=20.0) for v in a], axis=0)]) * inside))
         for a in (cand.x, cand.x2))

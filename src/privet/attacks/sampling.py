@@ -32,7 +32,7 @@ from ..stats.bounds import SHARE, conditional_bounds, either_bounds, paired_boun
 from .features import Batch
 from .threshold import tails
 
-__all__ = ["COUPLED", "Certificate", "certify", "draw_pair", "draw_pairs", "events_in",
+__all__ = ["COUPLED", "Certificate", "certify", "draw_pair", "draw_pairs",
            "paired_sampling", "per_call", "seeded", "select_counts", "stream"]
 
 
@@ -128,13 +128,6 @@ def draw_pairs(mech: Mechanism, pairs: list[tuple], n: int, args: Mapping[str, A
         yield from executor.map(_draw_job, jobs)
 
 
-def events_in(event: Event, outputs: np.ndarray, rng: np.random.Generator | None = None
-              ) -> np.ndarray:
-    """The event's indicator on a batch (a threshold event draws its boundary coins from
-    ``rng``)."""
-    return event.indicator(outputs, rng)
-
-
 def _outputs(mech: Mechanism, xa, xb, args, seeds: tuple, index: int, size: int,
              paired: bool) -> tuple[np.ndarray, np.ndarray]:
     sa, sb = seeds[0], seeds[1]
@@ -157,7 +150,7 @@ def _chunk(mech: Mechanism, xa: np.ndarray, xb: np.ndarray, args, seeds: tuple, 
     o1, o2 = _outputs(mech, xa, xb, args, seeds, index, size, paired)
     coins = chunk_rng(seeds[2], index)
     with single_threaded():
-        e1, e2 = events_in(event, o1, coins), events_in(event, o2, coins)
+        e1, e2 = event.indicator(o1, coins), event.indicator(o2, coins)
     n11 = int(np.count_nonzero(e1 & e2))
     return np.array([n11, int(np.count_nonzero(e1)) - n11, int(np.count_nonzero(e2)) - n11])
 

@@ -92,7 +92,6 @@ from .sampling import (
     TIMES,
     draw_pair,
     draw_pairs,
-    events_in,
     paired_sampling,
     per_call,
     select_counts,
@@ -422,8 +421,8 @@ def _pair(x, x2, orient: int) -> tuple:
 
 
 def _fixed_event(event: Event, o1, o2, objective: Objective, **kw) -> tuple[float, tuple] | None:
-    e1 = events_in(event, o1).astype(float)
-    e2 = events_in(event, o2).astype(float)
+    e1 = event.indicator(o1).astype(float)
+    e2 = event.indicator(o2).astype(float)
     n11, n10, n01 = counts_at(e1, e2, np.array([1.0]))
     value = float(np.asarray(objective(n11, n10, n01, len(o1), **kw))[0])
     if not math.isfinite(value):
@@ -1420,7 +1419,7 @@ class _Indicator(Score):
     kind = "indicator"
 
     def __call__(self, outputs):
-        return events_in(self.event, raw(outputs)).astype(float)
+        return self.event.indicator(raw(outputs)).astype(float)
 
     def describe(self):
         return self.event.describe()

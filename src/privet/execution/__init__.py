@@ -128,17 +128,10 @@ def reseed_inherited_generators() -> int:
     import gc
     import random
 
-    n = 0
-    for obj in gc.get_objects():
-        if isinstance(obj, np.random.BitGenerator):
-            obj.state = type(obj)(np.random.SeedSequence()).state
-        elif isinstance(obj, np.random.RandomState) or (
-                isinstance(obj, random.Random) and not isinstance(obj, random.SystemRandom)):
-            obj.seed()
-        else:
-            continue
-        n += 1
-    return n
+    held = [obj for obj in gc.get_objects()
+            if isinstance(obj, (np.random.BitGenerator, np.random.RandomState)) or (
+                isinstance(obj, random.Random) and not isinstance(obj, random.SystemRandom))]
+    return reseed(held, np.random.SeedSequence().entropy)
 
 
 def _init_worker(native_threads: int | None = None) -> None:
@@ -325,8 +318,10 @@ def reseed(generators: list, entropy: int) -> int:
         try:
             if isinstance(gen, np.random.Generator):
                 bits = gen.bit_generator
-            elif isinstance(gen, np.random.RandomState):
-                bits = gen._bit_generator
+            elif isinstance(gen, np.random.RandomState):  # set_state: its cached normal too
+                gen.set_state(type(gen._bit_generator)(ss).state)
+                done += 1
+                continue
             elif isinstance(gen, np.random.BitGenerator):
                 bits = gen
             elif isinstance(gen, random.Random):

@@ -508,13 +508,12 @@ def paired_projection(mech: Mechanism, rec: dict, args: dict, opts: dict,
     """DP-Finder's best triple scored like the attack's candidates: its paired counts on a
     fresh tape, projected to the same certificate."""
     from ..attacks import draw_pair
-    from ..attacks.sampling import events_in
     from ..attacks.threshold import counts_at
 
     n = int(opts.get("n_walk", 1 << 17))
     o1, o2 = draw_pair(mech, rec["x"], rec["x2"], n, args, seed, paired=True)
-    e1 = events_in(rec["event"], o1).astype(float)
-    e2 = events_in(rec["event"], o2).astype(float)
+    e1 = rec["event"].indicator(o1).astype(float)
+    e2 = rec["event"].indicator(o2).astype(float)
     counts = counts_at(e1, e2, np.array([1.0]))
     objective = certificate_objective(white_size(opts), float(opts["confidence"]), paired=True)
     return float(np.asarray(objective(*counts, n))[0])
