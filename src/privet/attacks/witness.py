@@ -1118,8 +1118,11 @@ def _agreed_picks(fin: _Finalist, objective: Objective) -> list:
 
     A continuous score's threshold (a quantile grid, not every distinct score) is chosen
     with each half's counts shrunk by :data:`SHRINK_AGREED` (3) standard errors, not the
-    objective's 2; a discrete score's few events keep 2, and the scores' events are
-    compared (and the finalist's :attr:`_Finalist.lower` set) by their agreed values at 2.
+    objective's 2; a discrete score's few events keep 2. The scores' events are compared
+    (and the finalist's :attr:`_Finalist.lower` set) by their agreed values at the shrink
+    that chose each: compared at 2, a continuous choice of a leader refined on half the
+    pairs won on lucky halves (the black box's seed 2: a threshold of probability 0.0135,
+    deep in the plateau, over the first leader's 0.0248; ``benchmarks/refined_leader.py``).
     A refined finalist is judged at the certificate's pace, the size of the
     fresh sample (``_refine_leaders``), where a rarer event's fresh certificate loses least
     to a commoner one's, so the selection's own noise decides more. Simulated at 2.4·10^8
@@ -1132,6 +1135,8 @@ def _agreed_picks(fin: _Finalist, objective: Objective) -> list:
     its, mts, held = _items(fin, ca, na, (cb, nb))
     best = None
     choices: list = [None] * len(its)
+    # each choice is valued at the shrink that chose it
+    shrinks = [{} if it[1] else {"shrink": SHRINK_AGREED} for it in its]
     for discrete, judge in ((False, functools.partial(objective, shrink=SHRINK_AGREED)),
                             (True, objective)):  # every distinct score: a discrete one's
         group = [m for m, it in enumerate(its) if bool(it[1]) == discrete]
@@ -1144,7 +1149,8 @@ def _agreed_picks(fin: _Finalist, objective: Objective) -> list:
         one, two = (tuple(np.array([c]) for c in choice_counts(*side[m], ch))
                     for side in (its, held))
         lower, honest = (min(float(np.asarray(objective(*c, k, **z))[0])
-                             for c, k in ((one, na), (two, nb))) for z in ({}, {"shrink": 0.0}))
+                             for c, k in ((one, na), (two, nb)))
+                         for z in (shrinks[m], {"shrink": 0.0}))
         lower = -math.inf if math.isnan(lower) else lower
         if best is None or lower > best[0]:
             best = (lower, (-math.inf if math.isnan(honest) else honest), mts[m],

