@@ -1135,8 +1135,6 @@ def _agreed_picks(fin: _Finalist, objective: Objective) -> list:
     its, mts, held = _items(fin, ca, na, (cb, nb))
     best = None
     choices: list = [None] * len(its)
-    # each choice is valued at the shrink that chose it
-    shrinks = [{} if it[1] else {"shrink": SHRINK_AGREED} for it in its]
     for discrete, judge in ((False, functools.partial(objective, shrink=SHRINK_AGREED)),
                             (True, objective)):  # every distinct score: a discrete one's
         group = [m for m, it in enumerate(its) if bool(it[1]) == discrete]
@@ -1150,7 +1148,9 @@ def _agreed_picks(fin: _Finalist, objective: Objective) -> list:
                     for side in (its, held))
         lower, honest = (min(float(np.asarray(objective(*c, k, **z))[0])
                              for c, k in ((one, na), (two, nb)))
-                         for z in (shrinks[m], {"shrink": 0.0}))
+                         # valued at the shrink that chose it, and without one
+                         for z in ({} if its[m][1] else {"shrink": SHRINK_AGREED},
+                                   {"shrink": 0.0}))
         lower = -math.inf if math.isnan(lower) else lower
         if best is None or lower > best[0]:
             best = (lower, (-math.inf if math.isnan(honest) else honest), mts[m],

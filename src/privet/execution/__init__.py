@@ -21,6 +21,7 @@ import os
 import pickle
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -236,11 +237,14 @@ GENERATOR_CTORS = {("numpy.random._pickle", "__generator_ctor"),
                    ("numpy.random._pickle", "__randomstate_ctor"),
                    ("numpy.random._pickle", "__bit_generator_ctor"),
                    ("random", "Random")}
-_recorded: list | None = None  # the generators rebuilt by the load under way, if recording
+# per thread (a Dask worker runs tasks in several): the generators rebuilt by the load
+# under way, when recording (a mechanism shipped by value inside a call is loaded by a load
+# nested in the call's, and its generators join the call's)
+_recording = threading.local()
 
 
 class _Recording:
-    """A generator constructor that notes what it builds in :data:`_recorded`. Used as a
+    """A generator constructor that notes what it builds in :data:`_recording`. Used as a
     base class (a user's subclass of ``random.Random`` shipped by value), it stands for the
     constructor itself (``__mro_entries__``)."""
 
@@ -249,8 +253,9 @@ class _Recording:
 
     def __call__(self, *args, **kw):
         out = self.ctor(*args, **kw)
-        if _recorded is not None:
-            _recorded.append(out)
+        found = getattr(_recording, "found", None)
+        if found is not None:
+            found.append(out)
         return out
 
     def __mro_entries__(self, bases: tuple) -> tuple:
@@ -258,7 +263,7 @@ class _Recording:
 
 
 def _load_recording(blob: bytes) -> Any:
-    """``pickle.loads(blob)``, noting in :data:`_recorded` (when a recording is under way)
+    """``pickle.loads(blob)``, noting in :data:`_recording` (when a recording is under way)
     every random generator the blob rebuilds, however deep (a class attribute, a closure,
     a module-level dict of a user's file)."""
     import io
@@ -278,13 +283,12 @@ def _call_blob(blob: bytes) -> Any:
     when the task was pickled: the same state in every task, so every chunk would draw the
     same numbers. The generators the blob rebuilds start afresh, from the task's own seed
     material (:func:`_task_entropy`): independent chunks, the same numbers on every run."""
-    global _recorded
-    outer, _recorded = _recorded, []
+    outer, found = getattr(_recording, "found", None), []
+    _recording.found = found
     try:
         fn, job = _load_recording(blob)
-        found = _recorded
     finally:
-        _recorded = outer
+        _recording.found = outer
     reseed(found, _task_entropy(fn, job))
     return fn(*job)
 
@@ -316,24 +320,18 @@ def reseed(generators: list, entropy: int) -> int:
     done = 0
     for gen, ss in zip(generators, np.random.SeedSequence(entropy).spawn(len(generators))):
         try:
-            if isinstance(gen, np.random.Generator):
-                bits = gen.bit_generator
-            elif isinstance(gen, np.random.RandomState):  # set_state: its cached normal too
+            if isinstance(gen, np.random.RandomState):  # set_state: its cached normal too
                 gen.set_state(type(gen._bit_generator)(ss).state)
-                done += 1
-                continue
-            elif isinstance(gen, np.random.BitGenerator):
-                bits = gen
+            elif isinstance(gen, (np.random.Generator, np.random.BitGenerator)):
+                bits = gen.bit_generator if isinstance(gen, np.random.Generator) else gen
+                bits.state = type(bits)(ss).state
             elif isinstance(gen, random.Random):
                 gen.seed(int.from_bytes(ss.generate_state(4, np.uint32).tobytes(), "little"))
-                done += 1
-                continue
             else:
                 continue
-            bits.state = type(bits)(ss).state
-            done += 1
         except (TypeError, ValueError, AttributeError):  # a generator of another make: left
             continue
+        done += 1
     return done
 
 
