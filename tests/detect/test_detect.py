@@ -191,13 +191,9 @@ def test_ctrl_c_in_the_classifier_attack_is_not_a_complete_pass(monkeypatch, whe
     if where == "search":
         monkeypatch.setattr(attack, "search_witness", lambda *a, **k: (None, [], True))
     else:
-        import importlib
-
-        detect_pkg = importlib.import_module("privet.detect")
-
         def stop(*a, **k):
             raise KeyboardInterrupt
-        monkeypatch.setattr(detect_pkg, "test_event", stop)
+        monkeypatch.setattr(attack, "sequential_test", stop)
     r = privet.detect(_laplace_box(0.5), seed=1, n_select=4000, n_final=20_000,
                       float_features="off")
     assert r.details["interrupted"] is True
@@ -214,6 +210,57 @@ def test_the_attack_s_final_test_counts_among_the_samples_drawn():
     assert attack and attack[0].n == (20_000, 20_000)
     assert r.details["samples"] >= 40_000
     assert "classifier attack's final test: 20,000 per input" in r.details["stopped"]
+
+
+def _coin_box(p_at_0: float, p_at_1: float):
+    """A vectorized coin: 1 with probability p_at_0 on input 0, p_at_1 on input 1."""
+    def m(a, n):
+        p = p_at_1 if float(np.asarray(a, float)[0]) >= 0.5 else p_at_0
+        return (np.random.default_rng().random(n) < p).astype(float)
+    return privet.from_vectorized(m, epsilon=0.1, neighbors=privet.neighbors.one_differs(1),
+                                  domain=privet.Domain(length=1, low=0, high=1, integer=True),
+                                  name="coin")
+
+
+HEADS = privet.events.Interval(0.5, math.inf)
+
+
+def test_the_attack_s_final_test_grows_until_a_weak_violation_is_decided():
+    # svt3 at seed 0: the attack's event had a ratio of 1.12 against e^0.1 = 1.105, which a
+    # fixed 500,000 per input left at p = 0.08 (0.29 after the correction); the sequential
+    # test looks at 1x, 2x, 4x and 16x n_final. Here P = 0.013 against 0.010 (a ratio of
+    # 1.3): z = 1.7 at 20,000 per input, 6.9 at 320,000, so the last look rejects (miss
+    # probability below 1e-6) and the first (level alpha/256, z > 3.5 needed) almost never
+    from privet.detect import attack
+
+    box = _coin_box(0.013, 0.010)
+    looks = attack.final_looks(box, 20_000)
+    assert looks == (20_000, 40_000, 80_000, 320_000)
+    cx = attack.sequential_test(box, [0], [1], HEADS, 0.1, looks=looks, alpha=0.025,
+                                args=None, seed=3, executor="inprocess")
+    assert cx.p_value <= 0.025 and cx.epsilon_witnessed == 0.1
+    assert cx.n[0] > 20_000 and cx.details["looks"][-1]["decision"] == "reject"
+    assert cx.counts[0] > math.exp(0.1) * cx.counts[1]
+    # the p-value of a rejection at look k is at least the alpha spent before it
+    assert cx.p_value >= 0.025 * (cx.details["looks"][-2]["n"] / looks[-1]) ** 2
+    # per-sample black boxes keep one look of n_final: the fixed-size one-sided test
+    assert attack.final_looks(box.replace(kind="blackbox"), 20_000) == (20_000,)
+
+
+def test_the_attack_s_final_test_stops_early_on_a_clear_pass_and_a_clear_violation():
+    from privet.detect import attack
+
+    looks = attack.final_looks(_coin_box(0.3, 0.3), 20_000)
+    # equal coins: the event is clearly inside the null (ratio 1 against e^0.1; the odds
+    # test's z is about 3.3 at 20,000 per input), so futility ends it before the budget
+    calm = attack.sequential_test(_coin_box(0.3, 0.3), [0], [1], HEADS, 0.1, looks=looks,
+                                  alpha=0.025, args=None, seed=4, executor="inprocess")
+    assert calm.p_value > 0.025 and calm.epsilon_witnessed is None
+    assert calm.n[0] < looks[-1] and "futility" in calm.details["stopped"]
+    # a ratio of 2 (z about 20 at 20,000 per input) is rejected at the first look
+    loud = attack.sequential_test(_coin_box(0.2, 0.1), [0], [1], HEADS, 0.1, looks=looks,
+                                  alpha=0.025, args=None, seed=5, executor="inprocess")
+    assert loud.n == (20_000, 20_000) and loud.p_value < 1e-20
 
 
 def test_a_time_budget_reaches_the_classifier_attack(monkeypatch):

@@ -175,7 +175,11 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     when the outputs are fractional doubles; ``"all"``, ``"off"``, or feature names.
     ``seconds``: a time budget for the classifier attack's witness search on black boxes
     (its stages sized from their measured pace, as in :func:`privet.search`); StatDP's test
-    and the attack's final test keep ``n_select`` and ``n_final``.
+    keeps ``n_select`` and ``n_final``. The attack's final test on a vectorized mechanism
+    is group-sequential: looks at ``n_final``, twice, four and sixteen times it per input,
+    stopping at the first decisive one (:func:`privet.detect.attack.sequential_test`: a
+    clear violation stops at the first, a weak one gets the samples that decide it); on a
+    per-sample black box it is the fixed test of ``n_final``.
     """
     t0 = time.perf_counter()
     float_features = check_bit_features(float_features)
