@@ -209,7 +209,8 @@ def test_the_attack_s_final_test_counts_among_the_samples_drawn():
     attack = [c for c in r.candidates if c.details.get("family") == "classifier attack"]
     assert attack and attack[0].n == (20_000, 20_000)
     assert r.details["samples"] >= 40_000
-    assert "classifier attack's final test: 20,000 per input" in r.details["stopped"]
+    assert "classifier attack's final test: rejected at look 1 of 4 (20,000 per input)" \
+        in r.details["stopped"]
 
 
 def _coin_box(p_at_0: float, p_at_1: float):

@@ -244,7 +244,8 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
                    and c.n is not None), None) if joined else None
     attack_samples = int(sum(attack.n)) if attack is not None else 0
     attack_note = "" if attack is None else (
-        f"; the classifier attack's final test: {attack.n[0]:,} per input"
+        "; the classifier attack's final test: "
+        + attack.details.get("stopped", f"{attack.n[0]:,} per input")
         + (", which gives the p-value" if chosen.details.get("family") == "classifier attack"
            else ""))
     verdict = verdict_text(p, session.alpha, rejected)
