@@ -69,7 +69,7 @@ def seeded(mech: Mechanism, x, args: Mapping[str, Any] | None = None) -> bool:
     independent counts. Checked by running it twice on ``x`` with the same seed."""
     if mech.supports("replay"):
         return False
-    n = PROBE // 4 if mech.kind in ("statdp", "blackbox") else PROBE
+    n = PROBE // 4 if mech.per_sample else PROBE
     ss = np.random.SeedSequence(0x5EED)
     runs = [np.asarray(mech.run(Sampler(np.random.default_rng(ss), n), x, args,
                                 check_input=False), dtype=float) for _ in range(2)]

@@ -361,6 +361,12 @@ class Mechanism:
     def supports(self, capability: str) -> bool:
         return capability in SUPPORTS[self.kind]
 
+    @property
+    def per_sample(self) -> bool:
+        """Whether every output costs a call of its own (a black box, a StatDP-style
+        function): sampling is slow, so the engines size their samples down."""
+        return self.kind in ("statdp", "blackbox")
+
     def require(self, capability: str, engine: str) -> None:
         """Raise :class:`UnsupportedError` unless the mechanism supports ``capability``."""
         if not self.supports(capability):

@@ -335,6 +335,26 @@ def select_event(mechanism: Any, d1: Any, d2: Any, epsilon: float | None = None,
     return event, sel.p_value
 
 
+def event_counts(mech, inputs: Sequence, n: int, hits: _events.Hits, *,
+                 args: Mapping[str, Any] | None, seed: int, executor: Any,
+                 key: tuple = ()) -> list[tuple[int, int]]:
+    """``(count, n)`` of ``hits`` (picklable: it runs on process or Dask workers) on ``n``
+    fresh outputs of each of ``inputs``, input ``i`` drawn from the stream of spawn key
+    ``(3, i, *key)`` of ``seed``. Ctrl-C raises KeyboardInterrupt: a cut sample is no
+    test, and the caller reports the interruption."""
+    from ..execution import map_reduce
+
+    entropy = np.random.SeedSequence(seed).entropy
+    out = []
+    for i, x in enumerate(inputs):
+        red = map_reduce(mech, x, int(n), hits, args=args, executor=executor,
+                         seed=np.random.SeedSequence(entropy, spawn_key=(3, i, *key)))
+        if red.interrupted:
+            raise KeyboardInterrupt
+        out.append((int(red.value or 0), int(red.n)))
+    return out
+
+
 def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
                epsilon: float | None = None, *, args: Mapping[str, Any] | None = None,
                n: int = 500_000, seed: SeedLike = None, alpha: float = 0.05,
@@ -351,21 +371,13 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
     eps = _test_epsilon(mech, epsilon)
     a, b = mech.domain.check(d1), mech.domain.check(d2)
     mech.neighbors.check(a, b)
-    from ..execution import get_executor, map_reduce
+    from ..execution import get_executor
 
     seed = as_seed(seed)
-    root = np.random.SeedSequence(seed)
-    counts = []
-    hits = _events.Hits(event)  # picklable: runs on process or Dask workers
     ex = get_executor(executor)
     try:
-        for i, x in enumerate((a, b)):
-            red = map_reduce(mech, x, int(n), hits, args=args,
-                             seed=np.random.SeedSequence(root.entropy, spawn_key=(3, i)),
-                             executor=ex)
-            if red.interrupted:  # a cut sample is no test: the caller reports Ctrl-C
-                raise KeyboardInterrupt
-            counts.append((red.value or 0, red.n))
+        counts = event_counts(mech, (a, b), n, _events.Hits(event), args=args, seed=seed,
+                              executor=ex)
     finally:
         if ex is not executor:
             ex.close()

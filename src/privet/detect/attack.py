@@ -68,7 +68,7 @@ def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: i
     whether Ctrl-C cut the search short; ``pairs`` (the inputs given to detect) replace the
     generated candidates; ``float_features`` the float-exact views
     (:class:`privet.attacks.Budget`)."""
-    fast = mech.kind not in ("statdp", "blackbox")
+    fast = not mech.per_sample
     # the race may grow a finalist's selection sample to the final test's size (vectorized
     # mechanisms; per-sample black boxes keep n_select)
     race = max(int(n_select), int(n_final)) if fast else int(n_select)
@@ -126,7 +126,7 @@ def final_looks(mech: Mechanism, n_final: int) -> tuple:
     (:func:`privet.stats.sequential.schedule`: no look between a third of the budget and
     the budget)."""
     n_final = int(n_final)
-    if mech.kind in ("statdp", "blackbox"):
+    if mech.per_sample:
         return (n_final,)
     return schedule(GROWTH * n_final, first=n_final)
 
@@ -145,26 +145,21 @@ def sequential_test(mech: Mechanism, x, x2, event, epsilon: float, *, looks: tup
     violation a fixed ``n_final`` leaves undecided (svt3 at seed 0: a ratio of 1.12
     against e^0.1) gets the samples that decide it, and a clear one stops at the first
     look. Ctrl-C raises KeyboardInterrupt (a cut look is no test)."""
-    from ..execution import get_executor, map_reduce
+    from ..execution import get_executor
+    from . import event_counts
 
     a, b = mech.domain.check(x), mech.domain.check(x2)
     mech.neighbors.check(a, b)
     design = Design(tuple(int(n) for n in looks), float(alpha))
     hits = _events.Hits(event)
-    root = np.random.SeedSequence(int(seed))
     ex = get_executor(executor)
     c, n, bonf, made = [0, 0], [0, 0], 1.0, []
     try:
-        for k, size in enumerate(design.looks):
-            for i, v in enumerate((a, b)):
-                red = map_reduce(mech, v, int(size) - n[i], hits, args=args,
-                                 seed=np.random.SeedSequence(root.entropy,
-                                                             spawn_key=(3, i, k)),
-                                 executor=ex)
-                if red.interrupted:
-                    raise KeyboardInterrupt
-                c[i] += int(red.value or 0)
-                n[i] += int(red.n)
+        for k, size in enumerate(design.looks):  # each look's increment, a stream of its own
+            got = event_counts(mech, (a, b), int(size) - n[0], hits, args=args,
+                               seed=int(seed), executor=ex, key=(k,))
+            c = [c[i] + got[i][0] for i in (0, 1)]
+            n = [n[i] + got[i][1] for i in (0, 1)]
             step = sequential_step(c[0], c[1], n[0], n[1], epsilon, design=design, look=k,
                                    previous=bonf)
             bonf = step.bonferroni

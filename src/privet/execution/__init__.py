@@ -720,7 +720,7 @@ def get_executor(executor: str | Any | None, mech: Mechanism | None = None,
     The caller owns (and must ``close()``) the result when it is not ``executor`` itself.
     """
     if executor is None:
-        if mech is not None and mech.kind in ("statdp", "blackbox") and _picklable((mech, reduce)):
+        if mech is not None and mech.per_sample and _picklable((mech, reduce)):
             return ProcessPool()
         return InProcess()
     if isinstance(executor, str):
@@ -849,7 +849,7 @@ def chunk_for(mech: Mechanism, chunk: int, x: Any = None, args: Mapping | None =
     run of two samples (a run that fails keeps ``chunk``: the sampling itself then reports
     the failure); otherwise the chunk stays. ``n``: the samples to come; at most
     :data:`MIN_CHUNK` of them are one chunk whatever the width, so nothing is measured."""
-    if mech.kind in ("statdp", "blackbox"):
+    if mech.per_sample:
         return min(chunk, PER_SAMPLE_CHUNK)
     width = output_width(mech, x, args) if x is not None and (n is None or int(n) > MIN_CHUNK) \
         else mech.output.length

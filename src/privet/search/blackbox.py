@@ -89,7 +89,7 @@ COUPLED_STAGES = 0.6
 
 
 def _sizes(mech: Mechanism) -> dict:
-    return SLOW if mech.kind in ("statdp", "blackbox") else FAST
+    return SLOW if mech.per_sample else FAST
 
 
 def refuse_slsqp(mech: Mechanism) -> None:
