@@ -66,7 +66,8 @@ def certify_porosity(mechanism: Any, result: PorosityResult, *, n: int = 20_000,
                           "output that one input cannot produce.")
     event = floats.Unreachable(mech, w.d1, dict(w.args))
     t0 = time.perf_counter()
-    cx = test_event(mech, w.d2, w.d1, event, n=n, seed=seed, alpha=1 - confidence)
+    cx = test_event(mech, w.d2, w.d1, event, n=n, seed=seed, alpha=1 - confidence,
+                    alternative="greater")  # the event is D1's hole: D2 favoured
     conf = confirm(mech, w.d2, w.d1, event, args=w.args or None, n=n, confidence=confidence,
                    seed=seed, certify="marginal")
     bound = _bound(mech, w.d2, w.d1, event, conf, confidence, seed, time.perf_counter() - t0)

@@ -69,3 +69,37 @@ def test_fresh_and_deterministic_mechanisms_pass():
         return x + (np.random.default_rng(42).random(u.shape) < 0.25)
     with pytest.raises(MechanismError, match="randomness from privet's noise object"):
         check_noise_only(seeded_inside)
+
+
+def test_a_box_the_seed_does_not_replay_is_run_and_says_so():
+    """A mechanism drawing from ``np.random.default_rng()`` without a seed (the modern NumPy
+    idiom) gives fresh samples, so it is tested, but the run's seed cannot replay it: the
+    result says so, where a box on the generator privet passes (or NumPy's global one, which
+    privet seeds) gets no such note."""
+    from privet.core.randomness import UNSEEDED
+    from privet.report.detect import render
+
+    def unseeded(a, n):
+        return np.asarray(a, float)[0] + np.random.default_rng().laplace(0, 1, n)
+
+    def on_rng(a, n, rng):
+        return np.asarray(a, float)[0] + rng.laplace(0, 1, n)
+
+    def on_global(a, n):
+        return np.asarray(a, float)[0] + np.random.laplace(0, 1, n)
+    dom = privet.Domain(length=1, low=0, high=10)
+    box = privet.from_vectorized(unseeded, epsilon=1.0, domain=dom)
+    assert check_noise_only(box) == [UNSEEDED.format(name="unseeded")]
+    for f in (on_rng, on_global):
+        assert check_noise_only(privet.from_vectorized(f, epsilon=1.0, domain=dom)) == []
+    r = privet.detect(box, seed=1, n_select=2000, n_final=2000, inputs=[([0.0], [1.0])],
+                      executor="inprocess")
+    assert r.details["notes"][0] == UNSEEDED.format(name="unseeded")
+    from rich.console import Console
+
+    con = Console(width=200, record=True)
+    con.print(render(r))
+    assert "the seed does not replay 'unseeded'" in con.export_text()
+    from privet.report.html import to_html
+
+    assert "<p class='note'>note: the seed does not replay" in to_html(r)

@@ -104,6 +104,25 @@ def test_select_then_test_event():
     assert cx.p_value < 0.01 and cx.counts[0] + cx.counts[1] > 0
 
 
+def test_test_event_two_sided_p_value_is_corrected_over_the_two_directions():
+    """test_event took the smaller of its two one-sided p-values uncorrected, so its
+    "level 0.05" was up to 0.1. Two-sided (the default) doubles it; a direction fixed in
+    advance gets its own one-sided p-value. Same seed, same counts: the three differ only in
+    the p-value they read."""
+    mech = get("statdp.histogram_eps").replace(epsilon=0.2)
+    d1, d2 = np.ones(5), np.r_[2.0, np.ones(4)]
+    event, _ = select_event(mech, d1, d2, n_select=20_000, seed=1)
+    got = {alt: test_event(mech, d1, d2, event, n=20_000, seed=2, alternative=alt)
+           for alt in ("two-sided", "greater", "less")}
+    top, bot = got["greater"].details["p_top"], got["greater"].details["p_bottom"]
+    assert len({c.counts for c in got.values()}) == 1
+    assert got["greater"].p_value == top and got["less"].p_value == bot
+    assert got["two-sided"].p_value == min(1.0, 2 * min(top, bot))
+    assert min(top, bot) < 0.01 < max(top, bot)  # the selected event favours one input
+    with pytest.raises(ParameterError, match="not a test direction"):
+        test_event(mech, d1, d2, event, n=100, alternative="both")
+
+
 def test_black_box_mechanism_is_sampled_only():
     def leaky_sum(x, rng=None):
         return float(np.sum(x) + rng.laplace(0, 0.5))
@@ -175,8 +194,8 @@ def test_privet_detect_stays_callable_after_the_package_is_imported():
 
 
 def _laplace_box(eps_used: float):
-    def m(a, n):
-        return np.asarray(a, float)[0] + np.random.default_rng().laplace(0, 1 / eps_used, n)
+    def m(a, n, rng):  # on the generator privet passes: the test's seed replays it
+        return np.asarray(a, float)[0] + rng.laplace(0, 1 / eps_used, n)
     return privet.from_vectorized(m, epsilon=0.5, neighbors=privet.neighbors.one_differs(1),
                                   domain=privet.Domain(length=1, low=0, high=4), name="box")
 
@@ -215,9 +234,9 @@ def test_the_attack_s_final_test_counts_among_the_samples_drawn():
 
 def _coin_box(p_at_0: float, p_at_1: float):
     """A vectorized coin: 1 with probability p_at_0 on input 0, p_at_1 on input 1."""
-    def m(a, n):
+    def m(a, n, rng):
         p = p_at_1 if float(np.asarray(a, float)[0]) >= 0.5 else p_at_0
-        return (np.random.default_rng().random(n) < p).astype(float)
+        return (rng.random(n) < p).astype(float)
     return privet.from_vectorized(m, epsilon=0.1, neighbors=privet.neighbors.one_differs(1),
                                   domain=privet.Domain(length=1, low=0, high=1, integer=True),
                                   name="coin")
@@ -316,9 +335,9 @@ def test_a_wide_output_s_statdp_events_read_the_entries_its_pilots_separate():
     # StatDP's coordinate events on every entry of a 10,000-count histogram took minutes and
     # tens of gigabytes; now the 64 entries the pilots separate most get them, and StatDP's
     # own test still finds the violation of the moved count
-    def hist(a, n):
+    def hist(a, n, rng):
         a = np.asarray(a, float)
-        return a[None, :] + np.random.default_rng().laplace(0, 1.0, (n, a.size))  # eps 1
+        return a[None, :] + rng.laplace(0, 1.0, (n, a.size))  # eps 1
 
     box = privet.from_vectorized(hist, epsilon=0.5, neighbors=privet.neighbors.one_differs(1),
                                  domain=privet.Domain(length=200, low=0, high=10,

@@ -53,7 +53,7 @@ def probe_input(mech: Any, length: int | None = None) -> np.ndarray | None:
 
 
 def check_noise_only(mech: Any, x: Any = None, args: Mapping[str, Any] | None = None,
-                     length: int | None = None) -> None:
+                     length: int | None = None) -> list[str]:
     """Raise :class:`MechanismError` when a mechanism's randomness is not what the engines
     assume, on ``x`` (default :func:`probe_input`):
 
@@ -67,24 +67,33 @@ def check_noise_only(mech: Any, x: Any = None, args: Mapping[str, Any] | None = 
 
     then check its outputs against its declared schema (:func:`check_declared_output`).
     Mechanisms that fail on the probe (the engine reports that itself) and inputs outside
-    the domain pass unchecked."""
+    the domain pass unchecked.
+
+    Returns notes for the result: a mechanism not written against the noise API whose
+    varying outputs differ between two runs with the same seed draws randomness privet
+    does not seed (``np.random.default_rng()`` without a seed, a library's own generator).
+    Its samples are fresh, so every result on them stands, but the run's seed does not
+    replay it, and the note says so (:data:`UNSEEDED`)."""
     kind = getattr(mech, "kind", None)
     try:
         data = probe_input(mech, length) if x is None else mech.domain.check(x)
     except PrivetError:
-        return
+        return []
     if data is None:
-        return
+        return []
     rows = PROBE_ROWS if kind in ("native", "vectorized") else PROBE_ROWS // 4  # a call each
     # native: twice with one seed, then once with another (compared with the first);
-    # black boxes: two seeds
+    # black boxes: two seeds, then the first again (does the seed replay it?)
     seeds = (PROBE_SEED, PROBE_SEED) if kind == "native" else (PROBE_SEED,)
+    again = () if kind == "native" else (PROBE_SEED,)
     try:
         runs = [np.asarray(mech.run(Sampler(np.random.default_rng(s), rows), data, args,
                                     check_input=False))
-                for s in seeds + (PROBE_SEED + 1,)]
+                for s in seeds + (PROBE_SEED + 1,) + again]
     except PrivetError:
-        return
+        return []
+    if again:
+        *runs, rerun = runs
     if len(seeds) == 2:
         a, b = runs[0], runs[1]
         if not _same(a, b):
@@ -106,6 +115,16 @@ def check_noise_only(mech: Any, x: Any = None, args: Mapping[str, Any] | None = 
             "seeded inside it, or answers cached between calls) and its samples would repeat "
             f"the same draws; draw its randomness from {where}.")
     check_declared_output(mech, runs[0], data)
+    if again and _varies(runs[0]) and not _same(runs[0], rerun):
+        return [UNSEEDED.format(name=mech.name)]
+    return []
+
+
+UNSEEDED = ("the seed does not replay {name!r}: two runs with the same seed gave different "
+            "outputs, so it draws randomness privet does not seed (np.random.default_rng() "
+            "without a seed, a library's own generator); its samples are still fresh, so "
+            "the result stands, but to replay it draw from the generator privet passes as "
+            "rng= (or NumPy's global one)")
 
 
 VARYING_ROWS = 4  # rows unlike the commonest row, for outputs that "vary" (see _varies)

@@ -369,9 +369,10 @@ class Counterexample:
     witness; ``probabilities`` the exact event probabilities for an exact one.
     ``epsilon_witnessed`` is the epsilon the witness proves (a lower bound, holding with
     ``confidence`` or exactly when ``exact``). ``seed`` is the seed of the fresh samples that
-    counted it (not the run's seed): ``privet.detect.test_event(mechanism, d1, d2,
-    privet.core.events.from_spec(event_spec), n=n[0], seed=seed, args=args)`` draws them
-    again and gives the same counts.
+    counted it (not the run's seed). A witness favours D1: ``privet.detect.test_event(
+    mechanism, d1, d2, privet.core.events.from_spec(event_spec), n=n[0], args=args,
+    alternative="greater")`` tests the same event again on new samples (a replication: its
+    streams are not the run's, so its counts differ from ``counts`` by sampling).
     """
 
     mechanism: str

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ import numpy as np
 from ..attacks.events import FLOAT_NOTE, reads_float_bits
 from ..attacks.features import check_bit_features
 from ..core import events as _events
-from ..core.errors import advice, check_epsilon, check_seconds
+from ..core.errors import ParameterError, advice, check_epsilon, check_seconds
 from ..core.mechanism import as_mechanism
 from ..core.randomness import check_noise_only
 from ..core.results import (
@@ -52,7 +53,6 @@ MAX_CANDIDATES = 3
 def _test_epsilon(mech, epsilon) -> float:
     eps = epsilon if epsilon is not None else mech.epsilon
     if eps is None:
-        from ..core.errors import ParameterError
 
         raise ParameterError(
             f"mechanism {mech.name!r} claims no ε: give the test ε, "
@@ -64,7 +64,6 @@ def _test_epsilon(mech, epsilon) -> float:
 def _check_curve_eps(test_epsilons: Sequence[float]) -> list[float]:
     eps = [check_epsilon(e, "every test epsilon") for e in test_epsilons]
     if not eps:
-        from ..core.errors import ParameterError
 
         raise ParameterError("test_epsilons is empty.")
     return eps
@@ -179,23 +178,24 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     is group-sequential: looks at ``n_final``, twice, four and sixteen times it per input,
     stopping at the first decisive one (:func:`privet.detect.attack.sequential_test`: a
     clear violation stops at the first, a weak one gets the samples that decide it); on a
-    per-sample black box it is the fixed test of ``n_final``.
+    per-sample black box, and with ``sequential=False``, it is the fixed test of
+    ``n_final``.
     """
     t0 = time.perf_counter()
     float_features = check_bit_features(float_features)
     seconds = check_seconds(seconds, none="the attack's fixed sizes")
     mech = as_mechanism(mechanism)
-    check_noise_only(mech, None, args)
+    unseeded = check_noise_only(mech, None, args)
     null = null_for(mech, epsilon, delta)
     if null is not None:
         if test_epsilons is not None:
-            from ..core.errors import ParameterError
-
             raise ParameterError("test_epsilons (the p-value curve) is for pure ε tests; "
                                  "an (ε, δ) test takes epsilon= and delta=.")
-        return detect_approx(mech, null, inputs=inputs, args=args, n_select=n_select,
-                             n_final=n_final, n_max=n_max, alpha=alpha, seed=seed,
-                             progress=progress, executor=executor)
+        found = detect_approx(mech, null, inputs=inputs, args=args, n_select=n_select,
+                              n_final=n_final, n_max=n_max, alpha=alpha, seed=seed,
+                              progress=progress, executor=executor)
+        return replace(found, details={**found.details, "notes": [
+            *found.details.get("notes", []), *unseeded]}) if unseeded else found
     eps = _test_epsilon(mech, epsilon)
     curve_eps = _check_curve_eps(test_epsilons) if test_epsilons is not None else None
     session = open_session(mech, inputs=inputs, args=args, n_select=n_select, n_final=n_final,
@@ -211,7 +211,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
             mech, chosen, cands, eps, n_select=session.n_select, n_final=session.n_final,
             alpha=session.alpha, args=args, seed=session.seed, executor=session.executor,
             progress=progress, inputs=inputs, skip=outcome.interrupted,
-            float_features=float_features, seconds=seconds)
+            float_features=float_features, seconds=seconds, sequential=sequential)
         curve = None
         per_point: list[float] = []
         if curve_eps is not None and not outcome.interrupted and not cut:
@@ -221,7 +221,7 @@ def detect(mechanism: Any, epsilon: float | None = None, *,
     p = float(chosen.p_value)
     decided = p <= session.alpha if joined else outcome.step.decision == REJECT
     rejected = decided
-    notes = list(session.notes)
+    notes = [*unseeded, *session.notes]
     if rejected and curve is not None:
         # fixed-sequence over the curve and this point: every smaller test eps must fall too
         below = [(x, q) for x, q in zip(curve.test_epsilons, curve.p_values) if x < eps]
@@ -358,15 +358,25 @@ def event_counts(mech, inputs: Sequence, n: int, hits: _events.Hits, *,
 def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
                epsilon: float | None = None, *, args: Mapping[str, Any] | None = None,
                n: int = 500_000, seed: SeedLike = None, alpha: float = 0.05,
-               executor: Any = "inprocess") -> Counterexample:
+               executor: Any = "inprocess", alternative: str = "two-sided") -> Counterexample:
     """HypothesisTest (Algorithm 2) of one event on ``n`` fresh samples of each input.
 
-    Returns a :class:`Counterexample` with the counts, both directions' p-values in
-    ``details`` and ``p_value`` the smaller of the two (as plotted in the paper).
-    ``executor`` runs the sample-and-reduce chunks (see :func:`privet.execution.get_executor`;
-    the counts do not depend on it). Ctrl-C during the sampling raises KeyboardInterrupt:
-    the counts drawn so far are no test at the level asked for.
+    ``alternative`` is the violation tested: ``"greater"`` that P[M(d1) ∈ E] exceeds
+    e^ε P[M(d2) ∈ E], ``"less"`` the reverse, and ``"two-sided"`` (the default) either,
+    its p-value twice the smaller one-sided p-value (at most 1: a Bonferroni correction
+    over the two directions, so a result at level α is one). The paper plots the smaller
+    one-sided p-value uncorrected, which holds the level only when the direction was fixed
+    in advance: pass that direction then (a witness of :func:`detect` favours its D1, so it
+    is replayed with ``"greater"``). Returns a :class:`Counterexample` of the inputs as
+    given, with the counts and both directions' p-values in ``details`` (``p_top``: D1
+    favoured; ``p_bottom``: D2). ``executor`` runs the sample-and-reduce chunks (see
+    :func:`privet.execution.get_executor`; the counts do not depend on it). Ctrl-C during
+    the sampling raises KeyboardInterrupt: the counts drawn so far are no test at the
+    level asked for.
     """
+    if alternative not in ALTERNATIVES:
+        raise ParameterError(f"alternative={alternative!r} is not a test direction: use one of "
+                          f"{', '.join(map(repr, ALTERNATIVES))}.")
     mech = as_mechanism(mechanism)
     eps = _test_epsilon(mech, epsilon)
     a, b = mech.domain.check(d1), mech.domain.check(d2)
@@ -383,15 +393,19 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
             ex.close()
     (c1, n1), (c2, n2) = counts
     p_top, p_bot = (float(v) for v in _pvalues(c1, c2, n1, n2, eps))
-    p = min(p_top, p_bot)
+    p = {"greater": p_top, "less": p_bot,
+         "two-sided": min(1.0, 2.0 * min(p_top, p_bot))}[alternative]
     return Counterexample(
         mechanism=mech.name, d1=tuple(a.tolist()), d2=tuple(b.tolist()),
         args=dict(args or {}), event=event.describe(), event_spec=event.spec(),
         counts=(c1, c2), n=(n1, n2), p_value=p, test_epsilon=eps,
         epsilon_witnessed=eps if p < alpha else None, confidence=1 - alpha,
         seed=seed,
-        details={"p_top": p_top, "p_bottom": p_bot},
+        details={"p_top": p_top, "p_bottom": p_bot, "alternative": alternative},
     )
+
+
+ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 test_event.__test__ = False  # a library function, not a pytest test

@@ -89,12 +89,13 @@ def attack_witness(mech: Mechanism, epsilon: float, *, n_select: int, n_final: i
 def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
                 alpha: float, args: dict | None, seed: int, executor: Any,
                 progress: bool = False, pairs: list | None = None,
-                float_features: Any = "auto", seconds: float | None = None
-                ) -> tuple[Counterexample | None, bool]:
+                float_features: Any = "auto", seconds: float | None = None,
+                sequential: bool = True) -> tuple[Counterexample | None, bool]:
     """The attack family's candidate, final-tested on fresh samples per input in the looks
     of :func:`final_looks` (:func:`sequential_test`, its design at ``alpha / 2``: the
-    candidate's p-value is doubled when joined with StatDP's), or None when it found none;
-    and whether Ctrl-C cut the attack or its test short."""
+    candidate's p-value is doubled when joined with StatDP's; ``sequential=False``: one
+    look of ``n_final``), or None when it found none; and whether Ctrl-C cut the attack or
+    its test short."""
     root = np.random.SeedSequence(seed, spawn_key=(13,))  # a stream of its own
     s_search, s_test = root.spawn(2)
     cand, interrupted = attack_witness(mech, epsilon, n_select=n_select, n_final=n_final,
@@ -105,7 +106,7 @@ def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
         return None, interrupted
     try:
         cx = sequential_test(mech, cand.x, cand.x2, cand.event, epsilon, args=args,
-                             looks=final_looks(mech, n_final), alpha=alpha / 2.0,
+                             looks=final_looks(mech, n_final, sequential), alpha=alpha / 2.0,
                              seed=int(s_test.generate_state(1)[0]),
                              executor=executor if executor is not None else "inprocess")
     except KeyboardInterrupt:
@@ -119,14 +120,15 @@ def attack_test(mech: Mechanism, epsilon: float, *, n_select: int, n_final: int,
     return Counterexample(**{**_fields(cx), "details": details, "confidence": 1 - alpha}), False
 
 
-def final_looks(mech: Mechanism, n_final: int) -> tuple:
+def final_looks(mech: Mechanism, n_final: int, sequential: bool = True) -> tuple:
     """The cumulative sizes per input at which the attack's final test looks: ``n_final``
-    alone for a mechanism sampled one call per output (a black box, StatDP-style), else
+    alone for a mechanism sampled one call per output (a black box, StatDP-style) and for
+    ``sequential=False`` (detect's fixed sizes), else
     ``n_final``, twice, four times ... up to :data:`GROWTH` times it
     (:func:`privet.stats.sequential.schedule`: no look between a third of the budget and
     the budget)."""
     n_final = int(n_final)
-    if mech.per_sample:
+    if mech.per_sample or not sequential:
         return (n_final,)
     return schedule(GROWTH * n_final, first=n_final)
 
@@ -216,8 +218,8 @@ def _doubled(chosen: Counterexample, alpha: float, families: str) -> Counterexam
 def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *,
          n_select: int, n_final: int, alpha: float, args: dict | None, seed: int,
          executor: Any, progress: bool, inputs=None, skip: bool = False,
-         float_features: Any = "auto", seconds: float | None = None
-         ) -> tuple[Counterexample, list, bool, bool]:
+         float_features: Any = "auto", seconds: float | None = None,
+         sequential: bool = True) -> tuple[Counterexample, list, bool, bool]:
     """detect's hook: for a black box, the attack family's final test joined with StatDP's
     (:func:`combine`; on detect's ``inputs`` when given): ``(shown, candidates, True,
     False)``, where ``shown.p_value`` is the joint p-value (StatDP's, sequential or not, is
@@ -225,13 +227,15 @@ def hook(mech: Mechanism, chosen: Counterexample, cands: list, epsilon: float, *
     mechanisms, a ``skip`` (Ctrl-C during StatDP's test) and an attack that found nothing
     pass through: ``(chosen, cands, False, False)``. An attack cut short by Ctrl-C ends
     ``(chosen, cands, True, True)`` with StatDP's p-value doubled: the family was meant to
-    be tested, so the correction stays, and the run is marked interrupted."""
+    be tested, so the correction stays, and the run is marked interrupted.
+    ``sequential=False`` (detect's fixed sizes) gives the attack's test one look."""
     if skip or not applies(mech):
         return chosen, cands, False, False
     pairs = [tuple(p) for p in inputs] if inputs is not None else None
     extra, cut = attack_test(mech, epsilon, n_select=n_select, n_final=n_final, alpha=alpha,
                              args=args, seed=seed, executor=executor, progress=progress,
-                             pairs=pairs, float_features=float_features, seconds=seconds)
+                             pairs=pairs, float_features=float_features, seconds=seconds,
+                             sequential=sequential)
     if cut:
         shown = _doubled(chosen, alpha, "StatDP events (the classifier attack was "
                                         "interrupted; Bonferroni over 2 kept)")

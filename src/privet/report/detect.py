@@ -100,6 +100,8 @@ def render(result: DetectResult) -> Group:
     drawn = f"{d['samples']:,} samples ({d.get('stopped', '')}), " if "samples" in d else ""
     parts.append(Text(f"{tested}, claimed {claimed}, arguments: {result.arg_path}, {drawn}"
                       f"{result.seconds:.2f} s, seed {result.seed}", style="dim"))
+    for note in d.get("notes") or ():  # how the run went: sizes cut, events narrowed
+        parts.append(Text(f"note: {note}", style="dim"))
     selected = result.counterexample or result.details.get("selected")
     if selected is not None:
         parts.append(counterexample_table(
@@ -180,16 +182,19 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
                    help="samples per input for event selection (default 100000)")
     p.add_argument("--n-final", type=flags.count("the number of samples"), default=500_000,
                    help="fresh samples per input for the final test: a budget, drawn in "
-                        "batches of 2000, 4000, ... until one decides (default 500000)")
+                        "batches of 2000, 4000, ... until one decides (default 500000); "
+                        "the classifier attack's test on a vectorized black box looks at "
+                        "1, 2, 4 and 16 times it until one decides")
     p.add_argument("--fixed-size", action="store_true",
                    help="StatDP's fixed sizes: n-select samples per input to select the "
-                        "event, n-final fresh ones to test it, no early stop")
+                        "event, n-final fresh ones to test it (the classifier attack's "
+                        "test too), no early stop")
     p.add_argument("--alpha", type=flags.probability("alpha"), default=0.05,
                    help="significance level of the test (default 0.05)")
     p.add_argument("--seconds", type=flags.seconds, default=None, metavar="S",
                    help="black boxes: a time budget for the classifier attack's witness "
-                        "search (default: its fixed sizes); the tests keep --n-select and "
-                        "--n-final")
+                        "search (default: its fixed sizes); the tests keep their sizes "
+                        "(--n-select, --n-final)")
     flags.add_target_options(p)
     flags.add_float_features_option(p)
     add_html_option(p)

@@ -151,6 +151,13 @@ def _details_block(details: dict, skip: Sequence[str] = ()) -> str:
     return f"<details><summary>all details</summary><pre>{esc(text)}</pre></details>"
 
 
+def _notes(details: dict | None) -> str:
+    """A result's notes (how its run went: a seed that cannot replay it, narrowed events)
+    as lines of their own, above the collapsed details."""
+    return "".join(f"<p class='note'>note: {esc(n)}</p>"
+                   for n in (details or {}).get("notes") or ())
+
+
 def _known_epsilon(name: str, claimed: float | None) -> float | None:
     """The literature's ε of a library mechanism (None for others or when unknown)."""
     try:
@@ -535,6 +542,7 @@ def render_detect(res: Any) -> str:
                               numeric=(4, 5)))
     if res.curve is not None:
         out.append(render_pvalue_curve(res.curve))
+    out.append(_notes(res.details))
     out.append(_details_block(res.details, skip=("selected",)))
     return _section("".join(out))
 
@@ -560,6 +568,7 @@ def render_bound(b: Any) -> str:
                                title=f"ε bounds of {b.mechanism}")]
     if b.witness is not None:
         out.append(render_counterexample(b.witness, "witness"))
+    out.append(_notes(b.details))
     out.append(_details_block(b.details, skip=("verdict",)))
     return _section("".join(out))
 

@@ -65,6 +65,7 @@ def summary_table(b: Bound) -> Fit:
     sq = b.details.get("squeezed")
     if sq:
         rows.append(["slow black box", squeeze_text(sq, b.details.get("time_budget"))])
+    rows += [["note", note] for note in b.details.get("notes") or ()]
     return kv(f"privet search: {b.mechanism}", rows)
 
 

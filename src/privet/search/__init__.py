@@ -790,7 +790,7 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
                 ex.close()
     t0 = time.perf_counter()
     mech = as_mechanism(mechanism)
-    check_noise_only(mech, None, args, options.get("length"))
+    unseeded = check_noise_only(mech, None, args, options.get("length"))
     test_eps = check_epsilon(epsilon, "the test ε") if epsilon is not None else None
     compared = test_eps if test_eps is not None else mech.epsilon
     resolved = mech.resolve_args(args)
@@ -819,9 +819,10 @@ def search(mechanism: Any, epsilon: float | None = None, *, iterations: int = 10
 
         if method == "slsqp":
             refuse_slsqp(mech)
-        return dataclasses.replace(
-            search_blackbox(mech, resolved, opts, iterations, n_confirm, root, seed, starting,
-                            progress, t0, executor, compared), test_epsilon=test_eps)
+        found = search_blackbox(mech, resolved, opts, iterations, n_confirm, root, seed,
+                                starting, progress, t0, executor, compared)
+        return dataclasses.replace(found, test_epsilon=test_eps, details={
+            **found.details, **({"notes": unseeded} if unseeded else {})})
     if not random_only:
         opts["gradient"] = _wants_gradient(mech, resolved, opts, it_seeds)
     seeds = it_seeds.spawn(int(iterations))
