@@ -53,7 +53,6 @@ MAX_CANDIDATES = 3
 def _test_epsilon(mech, epsilon) -> float:
     eps = epsilon if epsilon is not None else mech.epsilon
     if eps is None:
-
         raise ParameterError(
             f"mechanism {mech.name!r} claims no ε: give the test ε, "
             + advice("epsilon=...", "--epsilon E") + "."
@@ -64,7 +63,6 @@ def _test_epsilon(mech, epsilon) -> float:
 def _check_curve_eps(test_epsilons: Sequence[float]) -> list[float]:
     eps = [check_epsilon(e, "every test epsilon") for e in test_epsilons]
     if not eps:
-
         raise ParameterError("test_epsilons is empty.")
     return eps
 
@@ -375,8 +373,8 @@ def test_event(mechanism: Any, d1: Any, d2: Any, event: _events.Event,
     level asked for.
     """
     if alternative not in ALTERNATIVES:
-        raise ParameterError(f"alternative={alternative!r} is not a test direction: use one of "
-                          f"{', '.join(map(repr, ALTERNATIVES))}.")
+        raise ParameterError(f"alternative={alternative!r} is not a test direction: use one "
+                             f"of {', '.join(map(repr, ALTERNATIVES))}.")
     mech = as_mechanism(mechanism)
     eps = _test_epsilon(mech, epsilon)
     a, b = mech.domain.check(d1), mech.domain.check(d2)
