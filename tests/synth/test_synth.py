@@ -1,6 +1,7 @@
 """End to end on small sketches with reduced sample sizes, the region on a tiny case, and
 the "no completion found" path."""
 
+import dataclasses
 import importlib
 import math
 
@@ -118,6 +119,13 @@ def test_report_renders_the_table_and_cli_parses(hist_result):
     console.print(render(hist_result))
     text = console.export_text()
     assert "1/ε" in text and "textbook" in text and "init" in text
+    # the ★ legend only where a ★ is shown: a sketch declaring no textbook answer has none
+    marked = "★" in text.split("★ the textbook answer")[0]
+    assert marked == ("★ the textbook answer" in text)
+    plain = Console(record=True, width=200)
+    plain.print(render(dataclasses.replace(hist_result, textbook=())))
+    shown = plain.export_text()  # (export_text clears the record)
+    assert "★" not in shown and "est. violations" in shown
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     add_cli(sub)

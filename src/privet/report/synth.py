@@ -42,8 +42,10 @@ def completions_table(result: SynthResult, limit: int | None = None) -> Fit:
     cols = [Col("rank", "right"), Col("prelim.", "right"), *[Col(str(h)) for h in result.holes],
             Col("verdict", floor=20), Col("est. violations", "right"),
             Col("loss/ε", "right"), Col("noise Σ", "right")]
-    notes = ["★ the textbook answer. est. violations: examples whose estimated privacy loss "
-             "exceeded e^ε while ranking; the verdict is the final check on fresh samples."]
+    starred = any(tuple(c.exprs) in textbook for c in shown)  # a legend for marks shown
+    notes = [("★ the textbook answer. " if starred else "")
+             + "est. violations: examples whose estimated privacy loss exceeded e^ε while "
+             "ranking; the verdict is the final check on fresh samples."]
     return table(f"completions of {result.sketch} (target ε = {fmt_num(result.epsilon)})",
                  cols, rows, row_styles=styles, notes=notes)
 
