@@ -60,6 +60,7 @@ from .algorithms import (
     DEFAULT_INPUT_CAP,
     Target,
     check_domain_size,
+    check_two_lengths,
     exact_acc,
     exact_dp_dense,
     exact_dp_triples,
@@ -67,9 +68,11 @@ from .algorithms import (
     hockey_stick_dense,
     inference_dense,
     input_grid,
+    is_add_remove,
     make_target,
     neighbor_pairs,
     require_discrete_noise,
+    row,
 )
 from .backend import choose_backend
 from .bdd import Compiled, Program, compile_program, program
@@ -126,7 +129,8 @@ def _within(name: str, n_inputs: float, k: int | None, per: int, limit: int | No
 
 
 def _check_request(target: Any, length: Any, whole_domain: bool, input_cap: int,
-                   max_memory: int | None, args: Mapping[str, Any] | None = None) -> None:
+                   max_memory: int | None, args: Mapping[str, Any] | None = None,
+                   pairs_needed: bool = True) -> None:
     """Before any backend runs: ``length`` is a positive whole number, a mechanism's noise
     is discrete (said first: no domain or length helps otherwise), and a whole input domain
     within ``input_cap`` fits in memory at one output per input (a lower bound)."""
@@ -138,9 +142,13 @@ def _check_request(target: Any, length: Any, whole_domain: bool, input_cap: int,
         require_discrete_noise(target, length, args)
     if whole_domain and isinstance(target, (Mechanism, Program)):
         values, n = grid_axes(_length_only(target, length))
-        check_domain_size(target.name, len(values), n, input_cap)
-        _within(target.name, power_count(len(values), n), None, MEMORY_PER_ENTRY["bdd"],
-                max_memory)
+        count = power_count(len(values), n)
+        if pairs_needed and is_add_remove(target):  # lengths n and n + 1
+            check_two_lengths(target, len(values), n, input_cap)
+            count += power_count(len(values), n + 1)
+        else:
+            check_domain_size(target.name, len(values), n, input_cap)
+        _within(target.name, count, None, MEMORY_PER_ENTRY["bdd"], max_memory)
 
 
 def _as_float(v: Any) -> float:
@@ -189,7 +197,9 @@ def _domain_text(target: Target, xs: np.ndarray | None, restricted: str | None,
     else:
         whole = obj.domain.describe()
         if target.length is not None:
-            whole += f", checked at length {target.length}"
+            two = xs is not None and len(xs) and len(row(xs[0])) != len(row(xs[-1]))
+            whole += (f", checked at lengths {target.length} and {target.length + 1}" if two
+                      else f", checked at length {target.length}")
     n = 0 if xs is None else len(xs)
     return f"{n:,} inputs ({whole}); neighbors: {target.neighbors.describe()}"
 
@@ -271,7 +281,7 @@ def _grid_and_pairs(t: Target, inputs: Any, pairs: Sequence | None, input_cap: i
     pairs, or every neighboring pair of the input grid."""
     if pairs is not None:
         return _pair_grid(t, list(pairs), input_cap)
-    xs = input_grid(t, inputs, input_cap)
+    xs = input_grid(t, inputs, input_cap, both_lengths=is_add_remove(t))
     I, J = neighbor_pairs(t.neighbors, xs)
     return xs, I, J
 
@@ -284,7 +294,7 @@ def _pair_table(t: Target, inputs: Any, pairs: Sequence | None, input_cap: int,
     xs, I, J = _grid_and_pairs(t, inputs, pairs, input_cap)
     if len(I) == 0:
         raise PrivetError("no two checked inputs are neighbors.")
-    check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
+    check_memory(t, len(xs), row(xs[0]), max_memory)
     table = inference_dense(t, xs, progress)
     I, J = done_pairs(table, I, J)
     return xs, table, I, J
@@ -343,7 +353,7 @@ def exact(target: Any, *, inputs: Iterable | None = None, pairs: Any = None,
             restricted = (f"{len(pairs)} given input pair{'' if len(pairs) == 1 else 's'} "
                           "x every output")
         xs, I, J = _grid_and_pairs(t, inputs, pairs, input_cap)
-        check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
+        check_memory(t, len(xs), row(xs[0]), max_memory)
         inf_start = time.perf_counter()
         table = inference_dense(t, xs, progress)
         details["inference_seconds"] = time.perf_counter() - inf_start
@@ -482,7 +492,8 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)) \
             or not 0 <= alpha < math.inf:
         raise ParameterError(f"alpha must be a finite number >= 0, got {alpha!r}.")
-    _check_request(target, length, inputs is None, input_cap, max_memory, args)
+    _check_request(target, length, inputs is None, input_cap, max_memory, args,
+                   pairs_needed=False)  # accuracy is per input: one length
     label = None
     if isinstance(inputs, str):
         inputs, label = _builtin_set(inputs, _length_only(target, length), "accuracy",
@@ -493,7 +504,7 @@ def accuracy(target: Any, alpha: float, *, inputs: Iterable | str | None = None,
                     n_inputs=_count_inputs(inputs, None))
     xs = input_grid(t, inputs, input_cap)
     if t.backend != "bdd":  # per-input distributions (the BDD answers point queries)
-        check_memory(t, len(xs), tuple(xs[0].tolist()), max_memory)
+        check_memory(t, len(xs), row(xs[0]), max_memory)
     if truth is not None:
         f_text = "the truth= given"
     elif getattr(t.obj, "truth", None) is not None:
@@ -567,7 +578,7 @@ def delta_for(target: Any, epsilon: float, *, inputs: Iterable | None = None,
         details["bdd_size"] = t.compiled.size
     return ExactBound(
         mechanism=t.name, epsilon=float(epsilon), e_epsilon=math.exp(epsilon),
-        witness=(table.xs[i].tolist(), table.xs[j].tolist(), None),
+        witness=(list(row(table.xs[i])), list(row(table.xs[j])), None),
         domain=_domain_text(t, xs, None, given=_given(inputs)), delta=d,
         claimed_epsilon=t.claimed_epsilon,
         backend=t.backend, seconds=time.perf_counter() - start, details=details,

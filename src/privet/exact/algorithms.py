@@ -178,6 +178,15 @@ def make_target(obj: Any, backend: str = "auto", fractions: bool = False,
         _check_calibration(obj, args)
         check_noise_only(obj, None, args, length)
         resolved = obj.resolve_args(args) if args else dict(obj.args)
+        if is_add_remove(obj):  # two input lengths: the BDD is compiled for one
+            if backend in ("bdd", "bdd-fixed"):
+                raise InputError(
+                    f"the BDD backends compile {obj.name!r} for one input length, and its "
+                    "add/remove neighbors compare two; use "
+                    + advice("backend='enumerate' (or 'auto')", "--backend enumerate (or "
+                             "auto)") + ".")
+            return Target(obj, "enumerate", fractions, dict(resolved), cap, length=length,
+                          choice="enumerate (add/remove neighbors: inputs of two lengths)")
         if backend != "enumerate":
             from .backend import choose_backend
 
@@ -237,9 +246,30 @@ def require_discrete_noise(mech: Mechanism, length: int | None,
         pass  # any other problem is reported where it arises, with its own sentence
 
 
-ADD_REMOVE = ("add/remove neighbors change the input length, and privet exact compares inputs "
-              "of one length only; check the mechanism with privet search (it confirms a "
-              "violation exactly when the noise is finite) or privet detect.")
+ADD_REMOVE = ("add/remove neighbors compare inputs of two lengths, and a BDD program is "
+              "compiled for one; check the mechanism written against the noise API (privet "
+              "exact enumerates its lengths L and L + 1) or with privet search.")
+
+
+def is_add_remove(target: Any) -> bool:
+    """Whether ``target``'s neighbors add or remove one entry (inputs of two lengths)."""
+    return getattr(getattr(target, "neighbors", None), "kind", None) == "add_remove"
+
+
+def row(x: Any) -> tuple:
+    """One input as a tuple: a row of a 2-D grid, or a tuple of a grid of two lengths."""
+    return tuple(np.asarray(x).tolist())
+
+
+def _rows(rows: Sequence[tuple]) -> np.ndarray:
+    """Inputs as a grid: a 2-D array when they share a length, else a 1-D object array of
+    tuples (add/remove neighbors: lengths L and L + 1)."""
+    if len({len(r) for r in rows}) <= 1:
+        return np.asarray(rows)
+    out = np.empty(len(rows), dtype=object)
+    for i, r in enumerate(rows):  # one by one: NumPy would read equal tuples as a 2-D array
+        out[i] = tuple(r)
+    return out
 
 
 def check_domain_size(name: str, values: int, length: int, input_cap: int) -> None:
@@ -258,40 +288,75 @@ def check_domain_size(name: str, values: int, length: int, input_cap: int) -> No
 
 
 def input_grid(target: Target, inputs: Iterable | None = None,
-               input_cap: int = DEFAULT_INPUT_CAP) -> np.ndarray:
-    """The inputs to enumerate: the user's list, or the mechanism's whole integer domain."""
+               input_cap: int = DEFAULT_INPUT_CAP, both_lengths: bool = False) -> np.ndarray:
+    """The inputs to enumerate: the user's list, or the mechanism's whole integer domain at
+    its length L (``both_lengths``: at L and at L + 1, for add/remove neighbors; a 1-D
+    object array of tuples, L's inputs first)."""
     if inputs is not None:
         rows = [tuple(np.asarray(x).ravel().tolist()) for x in inputs]
         if not rows:
             raise InputError("the list of inputs is empty.")
-        if len({len(r) for r in rows}) != 1:
-            if getattr(target.neighbors, "kind", None) == "add_remove":
-                raise NeighborError(ADD_REMOVE)
+        if len({len(r) for r in rows}) != 1 and not is_add_remove(target):
             raise InputError("all inputs must have the same length.")
         for r in rows:
             _check_input(target, r)
-        return np.asarray(rows)
+        return _rows(rows)
     values, length = grid_axes(target)
-    check_domain_size(target.obj.name, len(values), length, input_cap)
-    # every vector over ``values``, last coordinate fastest (itertools.product's order)
-    idx = np.indices((len(values),) * length, dtype=np.int64).reshape(length, -1).T
-    return (idx + values.start).reshape(-1, length)
+    lengths = (length, length + 1) if both_lengths else (length,)
+    if both_lengths:
+        check_two_lengths(target.obj, len(values), length, input_cap)
+    else:
+        check_domain_size(target.obj.name, len(values), length, input_cap)
+    grids = []
+    for n in lengths:
+        # every vector over ``values``, last coordinate fastest (itertools.product's order)
+        idx = np.indices((len(values),) * n, dtype=np.int64).reshape(n, -1).T
+        grids.append((idx + values.start).reshape(-1, n))
+    if not both_lengths:
+        return grids[0]
+    return _rows([tuple(r) for g in grids for r in g.tolist()])
+
+
+def check_two_lengths(obj: Any, values: int, length: int, input_cap: int) -> None:
+    """Add/remove neighbors on a whole domain: length L + 1 is in the domain's range, and
+    the inputs of lengths L and L + 1 together are at most ``input_cap``."""
+    _check_length(obj, length + 1, "add/remove neighbors compare length L with L + 1: ")
+    count = power_count(values, length) + power_count(values, length + 1)
+    if count > input_cap:
+        check_domain_size(obj.name, values, length + 1, input_cap)  # the longer alone
+        raise GridTooLargeError(
+            f"the input domain of {obj.name!r} has {int(count):,} inputs of lengths {length} "
+            f"and {length + 1} together (add/remove neighbors compare the two), above the "
+            f"cap of {input_cap:,}; " + advice("check a shorter length (length=n) or raise "
+                                               "input_cap", "check a shorter length "
+                                               "(--length N)") + ".")
+
+
+def _check_length(obj: Any, length: int, why: str = "") -> None:
+    """A length outside the domain's range, in one sentence."""
+    dom = getattr(obj, "domain", None)
+    span = getattr(dom, "length", None)
+    if isinstance(span, tuple) and not span[0] <= length <= span[1]:
+        raise InputError(f"{why}length {length} is outside the domain's "
+                         f"{span[0]}..{span[1]}.")
+    if isinstance(span, int) and span != length:
+        raise InputError(f"{why}the domain of {obj.name!r} fixes the length at {span}; "
+                         "add/remove neighbors need a range of lengths "
+                         "(Domain(length=(low, high))).")
 
 
 def grid_axes(target: Target) -> tuple[range, int]:
     """The values of one input coordinate and the input length of the whole domain grid."""
     obj = target.obj
-    if getattr(getattr(obj, "neighbors", None), "kind", None) == "add_remove":
+    if isinstance(obj, Program) and is_add_remove(obj):
         raise NeighborError(ADD_REMOVE)
     if isinstance(obj, Program):
         length, values = obj.length, range(obj.low, obj.high + 1)
     else:
         dom = obj.domain
         length = target.length if target.length is not None else dom.length
-        if isinstance(dom.length, tuple) and isinstance(length, int) and not (
-                dom.length[0] <= length <= dom.length[1]):
-            raise InputError(f"length {length} is outside the domain's "
-                             f"{dom.length[0]}..{dom.length[1]}.")
+        if isinstance(dom.length, tuple) and isinstance(length, int):
+            _check_length(obj, length)
         if not (dom.integer and math.isfinite(dom.low) and math.isfinite(dom.high)):
             raise InputError(
                 f"mechanism {obj.name!r} takes {dom.describe()}, which cannot be enumerated: "
@@ -323,9 +388,9 @@ def neighbor_pairs(neighbors: Neighbors, xs: np.ndarray, chunk: int = 256
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Every ordered pair (i, j), i != j, of rows of ``xs`` that are neighbors (vectorized)."""
     n = len(xs)
-    X = np.asarray(xs, dtype=float)
     if neighbors.kind == "add_remove":
-        raise NeighborError(ADD_REMOVE)
+        return _add_remove_pairs(xs)
+    X = np.asarray(xs, dtype=float)
     if neighbors.kind == "custom":
         if n * n > 4_000_000:
             raise GridTooLargeError(
@@ -356,6 +421,19 @@ def neighbor_pairs(neighbors: Neighbors, xs: np.ndarray, chunk: int = 256
         Is.append(ii + s)
         Js.append(jj)
     return np.concatenate(Is), np.concatenate(Js)
+
+
+def _add_remove_pairs(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair (i, j) of inputs where one is the other with one entry removed
+    (both orders; a removal that gives the same shorter input counts once)."""
+    rows = [row(x) for x in xs]
+    pos = {r: i for i, r in enumerate(rows)}
+    found = {(i, pos[r[:k] + r[k + 1:]]) for i, r in enumerate(rows) for k in range(len(r))
+             if r[:k] + r[k + 1:] in pos}
+    if not found:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    longer, shorter = np.asarray(sorted(found), dtype=np.int64).T
+    return np.concatenate([longer, shorter]), np.concatenate([shorter, longer])
 
 
 def _integer_neighbor_pairs(neighbors: Neighbors, X: np.ndarray, budget: int = 60_000_000
@@ -520,7 +598,7 @@ def inference_dense(target: Target, xs: np.ndarray, progress: bool = False) -> T
     with _progress(progress, len(xs), f"inference ({target.backend})") as bar:
         try:
             for x in xs:
-                d = target.distribution(tuple(x.tolist()))
+                d = target.distribution(row(x))
                 cols = np.fromiter((col.setdefault(k, len(col)) for k in d), dtype=np.int64,
                                    count=len(d))
                 vals = list(d.values()) if target.exact else \

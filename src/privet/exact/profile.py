@@ -35,6 +35,7 @@ from .algorithms import (
     DEFAULT_INPUT_CAP,
     hockey_stick_dense,
     make_target,
+    row,
 )
 
 ORDERS = (1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
@@ -162,7 +163,7 @@ def profile(target: Any, *, epsilons: Sequence[float] | None = None,
     verified, check = _check(claim, table, I, J, eps_arr, best, rho)
     if table.interrupted:
         verified, check = None, "interrupted: a lower bound from the inputs inferred so far"
-    witnesses = tuple((table.xs[I[a]].tolist(), table.xs[J[a]].tolist()) for a in arg)
+    witnesses = tuple((list(row(table.xs[I[a]])), list(row(table.xs[J[a]]))) for a in arg)
     return ExactProfile(
         mechanism=t.name, epsilons=tuple(eps), deltas=tuple(float(v) for v in best),
         witnesses=witnesses, domain=_domain_text(t, xs, None),
