@@ -303,3 +303,39 @@ def test_a_call_shipped_by_value_starts_its_generators_afresh_per_task():
             for i in (0, 1, 0)]
     assert runs[0] != runs[1] and runs[0] == runs[2]
     assert runs[0] != float(np.random.default_rng(3).random())  # not the pickled state
+
+
+def test_generator_recording_is_per_thread():
+    """A Dask worker loads tasks in several threads at once. Each load notes the generators
+    it rebuilds (to start them afresh from the task's seed) in a per-thread list; a shared
+    list would hand one thread's generators to the other, which would then reseed them,
+    and leave the first thread's own unseeded. Two threads that load at the same time each
+    see exactly their own."""
+    import threading
+
+    import cloudpickle
+
+    from privet import execution as ex
+
+    start, seen = threading.Barrier(2), {}
+
+    def load(name: str, blob: bytes) -> None:
+        ex._recording.found = found = []
+        start.wait()  # both lists in place before either loads
+        for _ in range(200):
+            ex._load_recording(blob)
+        seen[name] = found
+        ex._recording.found = None
+
+    blobs = {"a": cloudpickle.dumps(np.random.default_rng(1)),
+             "b": cloudpickle.dumps(np.random.default_rng(2))}
+    threads = [threading.Thread(target=load, args=item) for item in blobs.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for name, seed in (("a", 1), ("b", 2)):
+        mine = np.random.default_rng(seed).random()
+        gens = [g for g in seen[name] if isinstance(g, np.random.Generator)]
+        assert len(gens) == 200 and len(seen[name]) == 400  # a Generator and its bit generator
+        assert all(g.random() == mine for g in gens)  # each one a copy of its own
