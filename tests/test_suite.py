@@ -219,3 +219,27 @@ def test_a_user_mechanism_with_a_zcdp_claim_runs_in_the_suite(tmp_path):
         "    return x[..., 0] + noise.gaussian(2.0)\n")
     r = suite(engines=["detect"], only=[f"{tmp_path / 'zc.py'}:g"], quick=True)
     assert len(r.rows) == 1 and r.rows[0].verdict == "no violation found"
+
+
+def test_a_users_add_remove_mechanism_gets_exact_at_two_lengths(tmp_path):
+    """exact now checks add/remove neighbors (lengths n and n + 1): the suite runs it on a
+    user's add/remove mechanism whose two lengths fit its domain and cap, and skips it where
+    length n + 1 is outside the domain (an error row before, or a refusal)."""
+    (tmp_path / "ar.py").write_text(
+        "import numpy as np\n"
+        "import privet\n"
+        "def count(noise, x):\n"
+        "    s = np.sum(x, axis=-1)\n"
+        "    return np.clip(s + noise.geometric(0.5, low=-6, high=6), 0, 3)\n"
+        "wide = privet.mechanism(count, name='wide', epsilon=1.0,\n"
+        "    neighbors=privet.neighbors.add_remove(),\n"
+        "    domain=privet.Domain(length=(0, 5), integer=True, low=0, high=1))\n"
+        "full = privet.mechanism(count, name='full', epsilon=1.0,\n"
+        "    neighbors=privet.neighbors.add_remove(),\n"
+        "    domain=privet.Domain(length=(0, 3), integer=True, low=0, high=1))\n")
+    r = suite(engines=["exact"], only=[f"{tmp_path / 'ar.py'}:wide",
+                                       f"{tmp_path / 'ar.py'}:full"], quick=True)
+    rows = {row.mechanism.rsplit(":", 1)[1]: row for row in r.rows}
+    assert set(rows) == {"wide"}  # full: its representative length 3 is its longest
+    assert rows["wide"].verdict.startswith("verified ε ≤ claimed (length 3)")
+    assert "checked at lengths 3 and 4" in rows["wide"].result.domain

@@ -116,8 +116,13 @@ def _small_finite_domain(mech: Mechanism) -> bool:
     if not (mech.supports("enumerate") and d.integer and math.isfinite(d.low)
             and math.isfinite(d.high)):
         return False
-    n = len(_representative_input(mech))
-    return (int(d.high) - int(d.low) + 1) ** n <= USER_INPUT_CAP
+    n, v = len(_representative_input(mech)), int(d.high) - int(d.low) + 1
+    if mech.neighbors.kind != "add_remove":
+        return v ** n <= USER_INPUT_CAP
+    # add/remove neighbors: exact checks lengths n and n + 1, both in the domain's range
+    longest = d.length[1] if isinstance(d.length, tuple) else d.length
+    fits = longest is None or n + 1 <= longest
+    return fits and v ** n + v ** (n + 1) <= USER_INPUT_CAP
 
 
 def _discrete_library(mech: Mechanism) -> bool:
